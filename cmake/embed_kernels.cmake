@@ -1,0 +1,12 @@
+# Writes OUTPUT: a C++ file that maps each OpenCL source's file name to its text.
+set(body "// Generated from csrc/kernels/cl by cmake/embed_kernels.cmake. Do not edit.\n")
+string(APPEND body "#include \"kernels/embedded_sources.h\"\n\nnamespace drawbridge::kernels {\n\n")
+string(APPEND body "const std::map<std::string, std::string>& embedded_sources() {\n")
+string(APPEND body "  static const std::map<std::string, std::string> sources = {\n")
+foreach(path ${INPUTS})
+  get_filename_component(name ${path} NAME)
+  file(READ ${path} text)
+  string(APPEND body "    {\"${name}\", R\"DBCL(${text})DBCL\"},\n")
+endforeach()
+string(APPEND body "  };\n  return sources;\n}\n\n}  // namespace drawbridge::kernels\n")
+file(WRITE ${OUTPUT} "${body}")

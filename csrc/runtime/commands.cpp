@@ -1,0 +1,83 @@
+#include "runtime/commands.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <cstring>
+
+namespace drawbridge::runtime {
+
+bool sync_mode() {
+  static const bool on = [] {
+    const char* env = std::getenv("DRAWBRIDGE_SYNC");
+    return env && std::strcmp(env, "0") != 0 && *env;
+  }();
+  return on;
+}
+
+void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {
+  if (bytes == 0) return;
+  DB_CL_CHECK(clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr, nullptr));
+  maybe_sync(q);
+}
+
+void enqueue_write(cl_command_queue q, const BufferRef& dst, const void* host, size_t bytes,
+                   bool blocking, cl_event* done) {
+  if (bytes == 0) return;
+  DB_CL_CHECK(clEnqueueWriteBuffer(q, dst.mem, blocking ? CL_TRUE : CL_FALSE, dst.offset, bytes, host,
+                                   0, nullptr, done));
+  maybe_sync(q);
+}
+
+void enqueue_read(cl_command_queue q, const BufferRef& src, void* host, size_t bytes, bool blocking,
+                  cl_event* done) {
+  if (bytes == 0) return;
+  DB_CL_CHECK(clEnqueueReadBuffer(q, src.mem, blocking ? CL_TRUE : CL_FALSE, src.offset, bytes, host,
+                                  0, nullptr, done));
+  maybe_sync(q);
+}
+
+cl_event enqueue_marker(cl_command_queue q) {
+  cl_event e = nullptr;
+  DB_CL_CHECK(clEnqueueMarkerWithWaitList(q, 0, nullptr, &e));
+  // Markers are not submitted by some drivers until the queue is flushed; a waiter on another
+  // queue would otherwise wait forever.
+  DB_CL_CHECK(clFlush(q));
+  return e;
+}
+
+void enqueue_wait(cl_command_queue q, cl_event event) {
+  DB_CL_CHECK(clEnqueueBarrierWithWaitList(q, 1, &event, nullptr));
+}
+
+bool event_complete(cl_event event) {
+  cl_int status = CL_COMPLETE;
+  DB_CL_CHECK(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr));
+  if (status < 0) throw Error("an ocl command failed asynchronously", status);
+  return status == CL_COMPLETE;
+}
+
+void wait_for(cl_event event) { DB_CL_CHECK(clWaitForEvents(1, &event)); }
+
+float elapsed_ms(cl_event start, cl_event end) {
+  cl_ulong t0 = 0, t1 = 0;
+  DB_CL_CHECK(clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_END, sizeof(t0), &t0, nullptr));
+  DB_CL_CHECK(clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, nullptr));
+  return static_cast<float>((static_cast<double>(t1) - static_cast<double>(t0)) / 1e6);
+}
+
+bool queue_idle(cl_command_queue q) {
+  // OpenCL cannot ask a queue whether it is empty, so ask a fresh marker. Even on an idle queue
+  // the marker needs a moment to pass through the driver; give it up to a millisecond.
+  cl_event e = enqueue_marker(q);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+  bool done = event_complete(e);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+    done = event_complete(e);
+  }
+  clReleaseEvent(e);
+  return done;
+}
+
+}  // namespace drawbridge::runtime

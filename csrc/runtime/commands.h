@@ -1,0 +1,57 @@
+// What Drawbridge enqueues on a stream: kernel launches, buffer transfers, markers and waits.
+// With DRAWBRIDGE_SYNC=1 every enqueue waits for completion (like CUDA_LAUNCH_BLOCKING).
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "runtime/device_memory.h"
+#include "runtime/error.h"
+#include "runtime/program_cache.h"
+
+namespace drawbridge::runtime {
+
+bool sync_mode();
+inline void maybe_sync(cl_command_queue q) {
+  if (sync_mode()) DB_CL_CHECK(clFinish(q));
+}
+
+namespace detail {
+inline void set_args(cl_kernel, cl_uint) {}
+template <typename T, typename... Rest>
+void set_args(cl_kernel k, cl_uint index, const T& value, const Rest&... rest) {
+  static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are passed by value");
+  DB_CL_CHECK(clSetKernelArg(k, index, sizeof(T), &value));
+  set_args(k, index + 1, rest...);
+}
+}  // namespace detail
+
+// 1-D launch of `groups` work-groups of `local` work-items each.
+template <typename... Args>
+void launch(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const Args&... args) {
+  OpScope scope(kernel.name.c_str());
+  size_t global = groups * local;
+  {
+    std::lock_guard<std::mutex> lock(kernel.mutex);
+    detail::set_args(kernel.handle, 0, args...);
+    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  }
+  maybe_sync(q);
+}
+
+void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes);
+// A non-blocking write or read hands back its completion event in *done (caller releases it).
+void enqueue_write(cl_command_queue q, const BufferRef& dst, const void* host, size_t bytes,
+                   bool blocking, cl_event* done = nullptr);
+void enqueue_read(cl_command_queue q, const BufferRef& src, void* host, size_t bytes, bool blocking,
+                  cl_event* done = nullptr);
+
+// Events: a marker completes when everything enqueued before it on q has completed.
+cl_event enqueue_marker(cl_command_queue q);
+void enqueue_wait(cl_command_queue q, cl_event event);  // later work on q waits for event
+bool event_complete(cl_event event);
+void wait_for(cl_event event);
+float elapsed_ms(cl_event start, cl_event end);
+bool queue_idle(cl_command_queue q);
+
+}  // namespace drawbridge::runtime

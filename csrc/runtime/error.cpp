@@ -1,0 +1,98 @@
+#include "runtime/error.h"
+
+#include <sstream>
+
+namespace drawbridge::runtime {
+
+namespace {
+thread_local const char* current_op = nullptr;
+}
+
+OpScope::OpScope(const char* label) : previous_(current_op) { current_op = label; }
+OpScope::~OpScope() { current_op = previous_; }
+const char* OpScope::current() { return current_op; }
+
+const char* error_name(cl_int code) {
+  switch (code) {
+#define DB_CASE(x) \
+  case x:          \
+    return #x;
+    DB_CASE(CL_SUCCESS)
+    DB_CASE(CL_DEVICE_NOT_FOUND)
+    DB_CASE(CL_DEVICE_NOT_AVAILABLE)
+    DB_CASE(CL_COMPILER_NOT_AVAILABLE)
+    DB_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    DB_CASE(CL_OUT_OF_RESOURCES)
+    DB_CASE(CL_OUT_OF_HOST_MEMORY)
+    DB_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+    DB_CASE(CL_MEM_COPY_OVERLAP)
+    DB_CASE(CL_IMAGE_FORMAT_MISMATCH)
+    DB_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    DB_CASE(CL_BUILD_PROGRAM_FAILURE)
+    DB_CASE(CL_MAP_FAILURE)
+    DB_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    DB_CASE(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    DB_CASE(CL_COMPILE_PROGRAM_FAILURE)
+    DB_CASE(CL_LINKER_NOT_AVAILABLE)
+    DB_CASE(CL_LINK_PROGRAM_FAILURE)
+    DB_CASE(CL_DEVICE_PARTITION_FAILED)
+    DB_CASE(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    DB_CASE(CL_INVALID_VALUE)
+    DB_CASE(CL_INVALID_DEVICE_TYPE)
+    DB_CASE(CL_INVALID_PLATFORM)
+    DB_CASE(CL_INVALID_DEVICE)
+    DB_CASE(CL_INVALID_CONTEXT)
+    DB_CASE(CL_INVALID_QUEUE_PROPERTIES)
+    DB_CASE(CL_INVALID_COMMAND_QUEUE)
+    DB_CASE(CL_INVALID_HOST_PTR)
+    DB_CASE(CL_INVALID_MEM_OBJECT)
+    DB_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    DB_CASE(CL_INVALID_IMAGE_SIZE)
+    DB_CASE(CL_INVALID_SAMPLER)
+    DB_CASE(CL_INVALID_BINARY)
+    DB_CASE(CL_INVALID_BUILD_OPTIONS)
+    DB_CASE(CL_INVALID_PROGRAM)
+    DB_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+    DB_CASE(CL_INVALID_KERNEL_NAME)
+    DB_CASE(CL_INVALID_KERNEL_DEFINITION)
+    DB_CASE(CL_INVALID_KERNEL)
+    DB_CASE(CL_INVALID_ARG_INDEX)
+    DB_CASE(CL_INVALID_ARG_VALUE)
+    DB_CASE(CL_INVALID_ARG_SIZE)
+    DB_CASE(CL_INVALID_KERNEL_ARGS)
+    DB_CASE(CL_INVALID_WORK_DIMENSION)
+    DB_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    DB_CASE(CL_INVALID_WORK_ITEM_SIZE)
+    DB_CASE(CL_INVALID_GLOBAL_OFFSET)
+    DB_CASE(CL_INVALID_EVENT_WAIT_LIST)
+    DB_CASE(CL_INVALID_EVENT)
+    DB_CASE(CL_INVALID_OPERATION)
+    DB_CASE(CL_INVALID_GL_OBJECT)
+    DB_CASE(CL_INVALID_BUFFER_SIZE)
+    DB_CASE(CL_INVALID_MIP_LEVEL)
+    DB_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+    DB_CASE(CL_INVALID_PROPERTY)
+    DB_CASE(CL_INVALID_IMAGE_DESCRIPTOR)
+    DB_CASE(CL_INVALID_COMPILER_OPTIONS)
+    DB_CASE(CL_INVALID_LINKER_OPTIONS)
+    DB_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef DB_CASE
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "unknown OpenCL error";
+  }
+}
+
+void throw_cl_error(cl_int code, const char* call, const char* file, int line) {
+  std::ostringstream msg;
+  msg << "OpenCL error " << error_name(code) << " (" << code << ")";
+  if (const char* op = OpScope::current()) msg << " in " << op;
+  msg << ": " << call << " at " << file << ":" << line;
+  if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES ||
+      code == CL_OUT_OF_HOST_MEMORY)
+    throw OutOfMemoryError(msg.str(), code);
+  throw Error(msg.str(), code);
+}
+
+}  // namespace drawbridge::runtime

@@ -1,0 +1,209 @@
+#include "runtime/program_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+#include "runtime/device.h"
+#include "runtime/error.h"
+
+namespace drawbridge::runtime {
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, const std::string& s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h ^ 0xff;  // separator, so ("ab","c") and ("a","bc") differ
+}
+
+struct Program {
+  cl_program handle = nullptr;
+  std::map<std::string, std::unique_ptr<Kernel>> kernels;
+};
+
+struct Cache {
+  std::mutex mutex;
+  std::map<std::tuple<int, uint64_t>, Program> programs;
+  ProgramCacheStats stats;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
+void make_dirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos)
+    if (pos == path.size() || path[pos] == '/') mkdir(path.substr(0, pos).c_str(), 0755);
+}
+
+std::string build_log(cl_program program, cl_device_id device) {
+  size_t n = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+  std::string log(n, '\0');
+  if (n) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+cl_program load_binary(Device& device, const std::string& path, const std::string& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return nullptr;
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), {});
+  if (bytes.empty()) return nullptr;
+  const unsigned char* data = bytes.data();
+  size_t size = bytes.size();
+  cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
+  cl_device_id id = device.id();
+  cl_program p = clCreateProgramWithBinary(device.context(), 1, &id, &size, &data, &binary_status, &status);
+  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) {
+    if (p) clReleaseProgram(p);
+    return nullptr;
+  }
+  if (clBuildProgram(p, 1, &id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+    clReleaseProgram(p);
+    return nullptr;  // a stale or foreign binary: rebuild from source
+  }
+  return p;
+}
+
+void store_binary(Device& device, cl_program program, const std::string& path) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) != CL_SUCCESS || !size)
+    return;
+  std::vector<unsigned char> bytes(size);
+  unsigned char* ptr = bytes.data();
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) != CL_SUCCESS) return;
+  // Write to a private name, then rename: concurrent processes never see half a file.
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
+    if (!out) return;
+  }
+  std::rename(tmp.c_str(), path.c_str());
+  (void)device;
+}
+
+cl_program build_from_source(Device& device, const std::string& label, const std::string& source,
+                             const std::string& options) {
+  const char* text = source.c_str();
+  size_t length = source.size();
+  cl_int status = CL_SUCCESS;
+  cl_program p = clCreateProgramWithSource(device.context(), 1, &text, &length, &status);
+  DB_CL_CHECK(status);
+  cl_device_id id = device.id();
+  status = clBuildProgram(p, 1, &id, options.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    std::string log = build_log(p, id);
+    clReleaseProgram(p);
+    throw Error("failed to build OpenCL program '" + label + "' for ocl:" +
+                    std::to_string(device.index()) + " (" + device.properties().name + ") with options '" +
+                    options + "': " + error_name(status) + "\nBuild log:\n" + log,
+                status);
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string program_cache_dir() {
+  if (const char* env = std::getenv("DRAWBRIDGE_CACHE_DIR")) return env;  // "" turns it off
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/drawbridge";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/drawbridge";
+  return {};
+}
+
+namespace {
+
+// Finds or builds the program; the caller holds cache().mutex.
+Program& program_locked(Device& device, const std::string& label, const std::string& source,
+                        const std::string& options) {
+  const auto& props = device.properties();
+  uint64_t h = 1469598103934665603ull;
+  for (const std::string* s : {&props.platform_name, &props.name, &props.driver_version,
+                               &props.opencl_version, &options, &source})
+    h = fnv1a(h, *s);
+
+  auto& c = cache();
+  auto key = std::make_tuple(device.index(), h);
+  auto it = c.programs.find(key);
+  if (it != c.programs.end()) {
+    ++c.stats.memory_hits;
+    return it->second;
+  }
+  std::string dir = program_cache_dir();
+  std::string path;
+  cl_program p = nullptr;
+  if (!dir.empty()) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "%016llx.clbin", static_cast<unsigned long long>(h));
+    path = dir + "/" + name;
+    p = load_binary(device, path, options);
+  }
+  if (p) {
+    ++c.stats.disk_hits;
+  } else {
+    if (std::getenv("DRAWBRIDGE_VERBOSE_BUILD"))
+      std::fprintf(stderr, "[drawbridge] compiling OpenCL program %s %s\n", label.c_str(), options.c_str());
+    p = build_from_source(device, label, source, options);
+    ++c.stats.builds;
+    if (!path.empty()) {
+      make_dirs(dir);
+      store_binary(device, p, path);
+    }
+  }
+  Program& entry = c.programs[key];
+  entry.handle = p;
+  return entry;
+}
+
+}  // namespace
+
+cl_program get_program(Device& device, const std::string& label, const std::string& source,
+                       const std::string& options) {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  return program_locked(device, label, source, options).handle;
+}
+
+Kernel& get_kernel(Device& device, const std::string& label, const std::string& source,
+                   const std::string& options, const std::string& kernel_name) {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  Program& program = program_locked(device, label, source, options);
+  auto& slot = program.kernels[kernel_name];
+  if (!slot) {
+    auto k = std::make_unique<Kernel>();
+    cl_int status = CL_SUCCESS;
+    k->handle = clCreateKernel(program.handle, kernel_name.c_str(), &status);
+    if (status != CL_SUCCESS)
+      throw Error("kernel '" + kernel_name + "' not found in OpenCL program '" + label + "': " +
+                      error_name(status),
+                  status);
+    DB_CL_CHECK(clGetKernelWorkGroupInfo(k->handle, device.id(), CL_KERNEL_WORK_GROUP_SIZE,
+                                         sizeof(size_t), &k->max_work_group_size, nullptr));
+    k->name = kernel_name;
+    slot = std::move(k);
+  }
+  return *slot;
+}
+
+ProgramCacheStats program_cache_stats() {
+  auto& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.stats;
+}
+
+}  // namespace drawbridge::runtime

@@ -1,0 +1,39 @@
+// Builds OpenCL programs once per (device, driver, source, options) and keeps the binaries on
+// disk in DRAWBRIDGE_CACHE_DIR, so a second process loads instead of compiling.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "runtime/opencl.h"
+
+namespace drawbridge::runtime {
+
+class Device;
+
+// A kernel object plus the lock that makes "set arguments, enqueue" atomic across threads.
+struct Kernel {
+  cl_kernel handle = nullptr;
+  size_t max_work_group_size = 0;
+  std::string name;
+  std::mutex mutex;
+};
+
+struct ProgramCacheStats {
+  uint64_t builds = 0;       // compiled from source
+  uint64_t disk_hits = 0;    // loaded from a cached binary
+  uint64_t memory_hits = 0;  // already built in this process
+};
+
+// `label` names the program in build errors and progress messages.
+cl_program get_program(Device& device, const std::string& label, const std::string& source,
+                       const std::string& options);
+// The returned reference stays valid for the life of the process.
+Kernel& get_kernel(Device& device, const std::string& label, const std::string& source,
+                   const std::string& options, const std::string& kernel_name);
+
+ProgramCacheStats program_cache_stats();
+std::string program_cache_dir();  // empty when the disk cache is off
+
+}  // namespace drawbridge::runtime
