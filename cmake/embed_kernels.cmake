@@ -3,6 +3,7 @@ set(body "// Generated from csrc/kernels/cl by cmake/embed_kernels.cmake. Do not
 string(APPEND body "#include \"kernels/embedded_sources.h\"\n\nnamespace drawbridge::kernels {\n\n")
 string(APPEND body "const std::map<std::string, std::string>& embedded_sources() {\n")
 string(APPEND body "  static const std::map<std::string, std::string> sources = {\n")
+string(REPLACE "|" ";" INPUTS "${INPUTS}")
 foreach(path ${INPUTS})
   get_filename_component(name ${path} NAME)
   file(READ ${path} text)

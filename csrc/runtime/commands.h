@@ -16,27 +16,20 @@ inline void maybe_sync(cl_command_queue q) {
   if (sync_mode()) DB_CL_CHECK(clFinish(q));
 }
 
-namespace detail {
-inline void set_args(cl_kernel, cl_uint) {}
-template <typename T, typename... Rest>
-void set_args(cl_kernel k, cl_uint index, const T& value, const Rest&... rest) {
-  static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are passed by value");
-  DB_CL_CHECK(clSetKernelArg(k, index, sizeof(T), &value));
-  set_args(k, index + 1, rest...);
-}
-}  // namespace detail
+struct KernelArg {
+  size_t size;
+  const void* value;
+};
 
 // 1-D launch of `groups` work-groups of `local` work-items each.
+void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
+                 size_t nargs);
+
 template <typename... Args>
 void launch(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const Args&... args) {
-  OpScope scope(kernel.name.c_str());
-  size_t global = groups * local;
-  {
-    std::lock_guard<std::mutex> lock(kernel.mutex);
-    detail::set_args(kernel.handle, 0, args...);
-    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, 1, nullptr, &global, &local, 0, nullptr, nullptr));
-  }
-  maybe_sync(q);
+  static_assert((std::is_trivially_copyable_v<Args> && ...), "kernel arguments are passed by value");
+  const KernelArg list[] = {KernelArg{sizeof(Args), &args}...};
+  launch_args(kernel, q, groups, local, list, sizeof...(Args));
 }
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes);

@@ -66,8 +66,11 @@ const char* kInstallHint =
     "Install an OpenCL driver for your GPU, or PoCL for the CPU (Debian/Ubuntu: "
     "apt-get install pocl-opencl-icd ocl-icd-libopencl1), then check with `clinfo -l`.";
 
+std::atomic<bool> discovered{false};
+
 Registry& registry() {
   static Registry* reg = [] {
+    discovered = true;
     auto* r = new Registry();
     cl_uint nplatforms = 0;
     cl_int status = clGetPlatformIDs(0, nullptr, &nplatforms);
@@ -227,5 +230,6 @@ Device& device(int index) {
 }
 
 std::string no_device_reason() { return registry().no_device_reason; }
+bool devices_discovered() { return discovered.load(); }
 
 }  // namespace drawbridge::runtime

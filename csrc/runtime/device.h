@@ -69,6 +69,7 @@ class Device {
 int device_count();
 Device& device(int index);  // throws Error when index is out of range
 std::string no_device_reason();
+bool devices_discovered();  // whether discovery has run (torch.ocl.is_initialized)
 
 // Parses a DRAWBRIDGE_DEVICES-style selector ("pocl", "nvidia:0", "gpu,cpu:1").
 // Exposed for tests; device discovery uses it with the environment variable.

@@ -134,3 +134,28 @@ TEST(ProgramCache, SecondRequestIsAMemoryHit) {
   EXPECT_EQ(after.memory_hits, before.memory_hits + 1);
   EXPECT_EQ(after.builds + after.disk_hits, before.builds + before.disk_hits + 1);
 }
+
+TEST(Commands, StructArgumentByValue) {
+  // The pointwise launcher passes its iteration descriptor as a struct by value.
+  const char* src = R"(
+typedef struct { ulong n; ulong scale[3]; } Desc;
+__kernel void apply(Desc d, __global ulong* out, ulong offset) {
+  __global ulong* p = (__global ulong*)((__global char*)out + offset);
+  size_t i = get_global_id(0);
+  if (i < d.n) p[i] = i * d.scale[2];
+}
+)";
+  Device& dev = device(0);
+  char* buf = static_cast<char*>(dev.memory().allocate_segment(64 * 8));
+  Kernel& k = get_kernel(dev, "test_struct", src, "", "apply");
+  struct {
+    uint64_t n, scale[3];
+  } desc{64, {1, 2, 3}};
+  BufferRef ref = dev.memory().resolve(buf);
+  cl_ulong offset = ref.offset;
+  launch(k, dev.queue(0), 1, 64, desc, ref.mem, offset);
+  std::vector<uint64_t> out(64);
+  enqueue_read(dev.queue(0), ref, out.data(), 64 * 8, true);
+  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(out[i], 3 * i);
+  dev.memory().free_segment(buf);
+}

@@ -1,0 +1,76 @@
+#include "core/device_state.h"
+
+#include <atomic>
+#include <vector>
+
+#include <c10/util/Exception.h>
+
+#include "runtime/error.h"
+
+namespace drawbridge::core {
+
+namespace {
+thread_local c10::DeviceIndex tls_device = 0;
+// Stream index per device for this thread; grown on demand.
+thread_local std::vector<int> tls_streams;
+
+int& tls_stream_slot(c10::DeviceIndex index) {
+  if (tls_streams.size() <= static_cast<size_t>(index)) tls_streams.resize(index + 1, 0);
+  return tls_streams[index];
+}
+}  // namespace
+
+c10::DeviceIndex device_count() noexcept {
+  try {
+    return static_cast<c10::DeviceIndex>(runtime::device_count());
+  } catch (...) {
+    return 0;
+  }
+}
+
+runtime::Device& checked_device(c10::DeviceIndex index) {
+  if (index < 0) index = tls_device;
+  int count = runtime::device_count();
+  TORCH_CHECK(count > 0, "Drawbridge found no OpenCL device for 'ocl': ", runtime::no_device_reason());
+  TORCH_CHECK(index < count, "Invalid device ocl:", static_cast<int>(index), ": there ",
+              count == 1 ? "is 1 ocl device" : "are " + std::to_string(count) + " ocl devices",
+              " (see torch.ocl.device_count() and DRAWBRIDGE_DEVICES).");
+  return runtime::device(index);
+}
+
+c10::DeviceIndex current_device() { return tls_device; }
+
+void set_current_device(c10::DeviceIndex index) {
+  checked_device(index);
+  tls_device = index;
+}
+
+c10::Stream default_stream(c10::DeviceIndex index) {
+  if (index < 0) index = tls_device;
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(kOcl, index), 0);
+}
+
+c10::Stream current_stream(c10::DeviceIndex index) {
+  if (index < 0) index = tls_device;
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(kOcl, index), tls_stream_slot(index));
+}
+
+void set_current_stream(const c10::Stream& stream) {
+  TORCH_CHECK(stream.device_type() == kOcl, "expected an ocl stream, got ", stream);
+  TORCH_CHECK(stream.id() >= 0 && stream.id() < runtime::kStreamsPerDevice, "invalid ocl stream id ", stream.id());
+  tls_stream_slot(stream.device_index()) = static_cast<int>(stream.id());
+}
+
+c10::Stream stream_from_pool(c10::DeviceIndex index) {
+  if (index < 0) index = tls_device;
+  checked_device(index);
+  static std::atomic<unsigned> next{0};
+  int id = 1 + static_cast<int>(next.fetch_add(1) % (runtime::kStreamsPerDevice - 1));
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(kOcl, index), id);
+}
+
+cl_command_queue queue_of(const c10::Stream& stream) {
+  return checked_device(stream.device_index()).queue(static_cast<int>(stream.id()));
+}
+
+}  // namespace drawbridge::core

@@ -1,0 +1,30 @@
+// The current ocl device and stream of each thread, and the mapping from c10::Stream to an
+// OpenCL command queue. Everything here speaks torch's types; the runtime below does not.
+#pragma once
+
+#include <c10/core/Device.h>
+#include <c10/core/Stream.h>
+
+#include "runtime/device.h"
+
+namespace drawbridge::core {
+
+constexpr c10::DeviceType kOcl = c10::DeviceType::PrivateUse1;
+
+c10::DeviceIndex device_count() noexcept;
+// The runtime device for a torch index, with a RuntimeError that says how to get a device when
+// there is none, and names the valid range when the index is wrong. -1 means the current device.
+runtime::Device& checked_device(c10::DeviceIndex index);
+
+c10::DeviceIndex current_device();
+void set_current_device(c10::DeviceIndex index);  // checked
+
+c10::Stream default_stream(c10::DeviceIndex index);
+c10::Stream current_stream(c10::DeviceIndex index = -1);
+void set_current_stream(const c10::Stream& stream);
+c10::Stream stream_from_pool(c10::DeviceIndex index);
+
+cl_command_queue queue_of(const c10::Stream& stream);
+inline cl_command_queue current_queue(c10::DeviceIndex index = -1) { return queue_of(current_stream(index)); }
+
+}  // namespace drawbridge::core

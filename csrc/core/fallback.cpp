@@ -1,0 +1,73 @@
+#include "core/fallback.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+namespace drawbridge::core {
+
+namespace {
+
+FallbackMode mode_from_env() {
+  const char* env = std::getenv("DRAWBRIDGE_FALLBACK");
+  if (!env || !*env || std::strcmp(env, "warn") == 0) return FallbackMode::Warn;
+  if (std::strcmp(env, "error") == 0) return FallbackMode::Error;
+  if (std::strcmp(env, "silent") == 0) return FallbackMode::Silent;
+  TORCH_WARN("DRAWBRIDGE_FALLBACK='", env, "' is not one of warn, error, silent; using warn");
+  return FallbackMode::Warn;
+}
+
+std::atomic<FallbackMode>& mode() {
+  static std::atomic<FallbackMode> m{mode_from_env()};
+  return m;
+}
+
+std::mutex counts_mutex;
+std::map<std::string, int64_t> counts;
+std::set<std::string> warned;
+
+void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& name = op.schema().operator_name();
+  std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  FallbackMode m = mode().load();
+  TORCH_CHECK_NOT_IMPLEMENTED(m != FallbackMode::Error, "The operator '", full,
+                              "' has no native ocl kernel and DRAWBRIDGE_FALLBACK=error forbids running it "
+                              "on the CPU.");
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(counts_mutex);
+    counts[full]++;
+    first = warned.insert(full).second;
+  }
+  if (first && m == FallbackMode::Warn)
+    TORCH_WARN("The operator '", full,
+               "' has no native ocl kernel yet; it runs on the CPU, which costs two copies and a "
+               "synchronization. DRAWBRIDGE_FALLBACK=silent hides this warning, =error forbids the fallback.");
+  at::native::cpu_fallback(op, stack);
+}
+
+}  // namespace
+
+FallbackMode fallback_mode() { return mode().load(); }
+void set_fallback_mode(FallbackMode m) { mode().store(m); }
+
+std::map<std::string, int64_t> fallback_counts() {
+  std::lock_guard<std::mutex> lock(counts_mutex);
+  return counts;
+}
+
+void reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(counts_mutex);
+  counts.clear();
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_cpu_fallback>());
+}
+
+}  // namespace drawbridge::core

@@ -1,0 +1,71 @@
+#include "kernels/kernel_library.h"
+
+#include <shared_mutex>
+#include <unordered_map>
+
+#include <c10/util/Exception.h>
+
+#include "core/device_state.h"
+#include "kernels/embedded_sources.h"
+
+namespace drawbridge::kernels {
+
+const char* dtype_token(c10::ScalarType type) {
+  switch (type) {
+    case c10::kFloat: return "f32";
+    case c10::kHalf: return "f16";
+    case c10::kBFloat16: return "bf16";
+    case c10::kDouble: return "f64";
+    case c10::kChar: return "i8";
+    case c10::kShort: return "i16";
+    case c10::kInt: return "i32";
+    case c10::kLong: return "i64";
+    case c10::kByte: return "u8";
+    case c10::kBool: return "b8";
+    default: return nullptr;
+  }
+}
+
+const char* raw_token(size_t itemsize) {
+  switch (itemsize) {
+    case 1: return "r8";
+    case 2: return "r16";
+    case 4: return "r32";
+    case 8: return "r64";
+    case 16: return "r128";
+    default: TORCH_CHECK(false, "ocl cannot move elements of ", itemsize, " bytes");
+  }
+}
+
+void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device) {
+  if (type != c10::kDouble && type != c10::kComplexDouble) return;
+  auto& dev = core::checked_device(device);
+  TORCH_CHECK_TYPE(dev.properties().fp64, "ocl:", static_cast<int>(dev.index()), " (", dev.properties().name,
+                   ") does not support float64: the device lacks cl_khr_fp64. Use float32 instead; "
+                   "Drawbridge never converts float64 silently.");
+}
+
+runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,
+                            const std::string& name) {
+  // Launches look kernels up by a short key; the full source is hashed only on first use.
+  static std::shared_mutex mutex;
+  static std::unordered_map<std::string, runtime::Kernel*> kernels;
+  std::string key = std::to_string(device.index()) + '|' + file + '|' + name + '|' + options;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    auto it = kernels.find(key);
+    if (it != kernels.end()) return *it->second;
+  }
+  const auto& sources = embedded_sources();
+  auto common = sources.find("common.clh");
+  auto body = sources.find(file);
+  TORCH_INTERNAL_ASSERT(common != sources.end() && body != sources.end(), "no embedded OpenCL source ", file);
+  std::string opts = options;
+  if (opts.find("f64") != std::string::npos) opts += " -DUSE_FP64";
+  runtime::Kernel& kernel = runtime::get_kernel(device, file, common->second + "\n" + body->second, opts, name);
+  std::unique_lock<std::shared_mutex> lock(mutex);
+  kernels.emplace(std::move(key), &kernel);
+  return kernel;
+}
+
+}  // namespace drawbridge::kernels

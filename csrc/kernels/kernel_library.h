@@ -1,0 +1,28 @@
+// The kernel library: builds the embedded OpenCL programs per device and dtype (through the
+// runtime's program cache) and hands out kernels.
+#pragma once
+
+#include <string>
+
+#include <c10/core/ScalarType.h>
+
+#include "runtime/device.h"
+#include "runtime/program_cache.h"
+
+namespace drawbridge::kernels {
+
+// The token common.clh uses for a dtype that kernels compute on ("f32", "bf16", ...), or
+// nullptr when kernels cannot compute on it (complex, float8, ...).
+const char* dtype_token(c10::ScalarType type);
+// The raw token for an element of `itemsize` bytes ("r8".."r128"), for copies that move bits.
+const char* raw_token(size_t itemsize);
+
+// Throws a TypeError when the device cannot hold `type` (float64 without cl_khr_fp64).
+void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device);
+
+// The kernel `name` of program `file` (a file under csrc/kernels/cl) built with `options`.
+// common.clh is prepended; options that mention f64 enable cl_khr_fp64.
+runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,
+                            const std::string& name);
+
+}  // namespace drawbridge::kernels

@@ -1,0 +1,136 @@
+// drawbridge._C: bindings only. Importing it registers the ocl backend with torch (allocator,
+// guard, hooks, kernels, fallback), through static initializers in the other layers.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <ATen/core/Generator.h>
+#include <ATen/ops/empty.h>
+
+#include "core/device_state.h"
+#include "core/fallback.h"
+#include "core/generator.h"
+#include "core/host_allocator.h"
+#include "runtime/device.h"
+#include "runtime/program_cache.h"
+
+namespace py = pybind11;
+using namespace drawbridge;
+
+namespace {
+
+py::dict device_properties(c10::DeviceIndex index) {
+  const auto& p = core::checked_device(index).properties();
+  py::dict d;
+  d["name"] = p.name;
+  d["vendor"] = p.vendor;
+  d["driver_version"] = p.driver_version;
+  d["platform_name"] = p.platform_name;
+  d["opencl_version"] = p.opencl_version;
+  d["type"] = p.type;
+  d["total_memory"] = p.global_mem_bytes;
+  d["max_alloc_size"] = p.max_alloc_bytes;
+  d["local_memory"] = p.local_mem_bytes;
+  d["multi_processor_count"] = p.compute_units;
+  d["max_work_group_size"] = p.max_work_group_size;
+  d["supports_fp16"] = p.fp16;
+  d["supports_fp64"] = p.fp64;
+  return d;
+}
+
+core::PhiloxGenerator& generator(c10::DeviceIndex index) {
+  return *core::default_generator(index).get<core::PhiloxGenerator>();
+}
+
+py::bytes rng_state(c10::DeviceIndex index) {
+  auto& gen = generator(index);
+  std::lock_guard<std::mutex> lock(gen.mutex_);
+  auto state = gen.get_state();
+  return py::bytes(static_cast<const char*>(state->data()), state->numel());
+}
+
+void set_rng_state(c10::DeviceIndex index, const std::string& bytes) {
+  auto state = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
+  std::memcpy(state.data_ptr(), bytes.data(), bytes.size());
+  auto& gen = generator(index);
+  std::lock_guard<std::mutex> lock(gen.mutex_);
+  gen.set_state(*state.unsafeGetTensorImpl());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Drawbridge: the ocl PyTorch backend (native part)";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const c10::OutOfMemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what_without_backtrace());
+    } catch (const c10::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what_without_backtrace());
+    } catch (const c10::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what_without_backtrace());
+    } catch (const c10::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what_without_backtrace());
+    } catch (const c10::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
+
+  m.def("_device_count", [] { return static_cast<int>(core::device_count()); });
+  m.def("_no_device_reason", [] { return runtime::no_device_reason(); });
+  m.def("_is_initialized", [] { return runtime::devices_discovered(); });
+  m.def("_current_device", [] { return static_cast<int>(core::current_device()); });
+  m.def("_set_device", [](int index) { core::set_current_device(static_cast<c10::DeviceIndex>(index)); });
+  m.def("_device_properties", [](int index) { return device_properties(static_cast<c10::DeviceIndex>(index)); });
+  m.def("_synchronize", [](int index) {
+    py::gil_scoped_release no_gil;
+    core::checked_device(static_cast<c10::DeviceIndex>(index)).synchronize();
+  });
+  m.def("_empty_host_cache", [] { core::host_allocator().empty_cache(); });
+
+  m.def("_manual_seed", [](int index, uint64_t seed) {
+    auto& gen = generator(static_cast<c10::DeviceIndex>(index));
+    std::lock_guard<std::mutex> lock(gen.mutex_);
+    gen.set_current_seed(seed);
+  });
+  m.def("_seed", [](int index) {
+    auto& gen = generator(static_cast<c10::DeviceIndex>(index));
+    std::lock_guard<std::mutex> lock(gen.mutex_);
+    return gen.seed();
+  });
+  m.def("_initial_seed", [](int index) { return generator(static_cast<c10::DeviceIndex>(index)).current_seed(); });
+  m.def("_get_rng_state", [](int index) { return rng_state(static_cast<c10::DeviceIndex>(index)); });
+  m.def("_set_rng_state", [](int index, const std::string& state) {
+    set_rng_state(static_cast<c10::DeviceIndex>(index), state);
+  });
+
+  m.def("_fallback_counts", &core::fallback_counts);
+  m.def("_reset_fallback_counts", &core::reset_fallback_counts);
+  m.def("_set_fallback_mode", [](const std::string& mode) {
+    if (mode == "warn") core::set_fallback_mode(core::FallbackMode::Warn);
+    else if (mode == "error") core::set_fallback_mode(core::FallbackMode::Error);
+    else if (mode == "silent") core::set_fallback_mode(core::FallbackMode::Silent);
+    else throw py::value_error("fallback mode must be 'warn', 'error' or 'silent', not '" + mode + "'");
+  });
+  m.def("_get_fallback_mode", [] {
+    switch (core::fallback_mode()) {
+      case core::FallbackMode::Error: return "error";
+      case core::FallbackMode::Silent: return "silent";
+      default: return "warn";
+    }
+  });
+
+  m.def("_program_cache_stats", [] {
+    auto s = runtime::program_cache_stats();
+    py::dict d;
+    d["builds"] = s.builds;
+    d["disk_hits"] = s.disk_hits;
+    d["memory_hits"] = s.memory_hits;
+    return d;
+  });
+  m.def("_program_cache_dir", &runtime::program_cache_dir);
+  m.def("_build_program", [](int index, const std::string& source, const std::string& options) {
+    runtime::get_program(core::checked_device(static_cast<c10::DeviceIndex>(index)), "user program", source, options);
+  });
+}

@@ -1,0 +1,41 @@
+"""Drawbridge: a native PyTorch backend for any OpenCL device.
+
+``import torch`` loads this package through the ``torch.backends`` entry point; after that,
+``torch.ones(3, device="ocl")`` works and ``torch.ocl`` has what ``torch.cuda`` users reach for.
+"""
+
+import torch
+
+torch.utils.rename_privateuse1_backend("ocl")
+
+from . import _C  # noqa: E402  (registers allocator, guard, hooks, kernels and fallback)
+from . import ocl as _ocl  # noqa: E402
+
+torch._register_device_module("ocl", _ocl)
+torch.utils.generate_methods_for_privateuse1_backend(
+    for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+)
+
+__version__ = "0.1.0"
+
+
+def fallback_report() -> dict:
+    """How often each operator ran on the CPU because ocl has no native kernel for it yet."""
+    return dict(sorted(_C._fallback_counts().items()))
+
+
+def reset_fallback_report() -> None:
+    _C._reset_fallback_counts()
+
+
+def set_fallback_mode(mode: str) -> None:
+    """'warn' (one warning per operator), 'error' (NotImplementedError) or 'silent'."""
+    _C._set_fallback_mode(mode)
+
+
+def get_fallback_mode() -> str:
+    return _C._get_fallback_mode()
+
+
+def _autoload() -> None:
+    """Entry point for torch's backend autoloading; importing this package did the work."""
