@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import os
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -146,6 +146,13 @@ class Event(torch.Event):
             cls, device="ocl", enable_timing=enable_timing, blocking=blocking, interprocess=interprocess
         )
 
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        # torch.Event.elapsed_time rejects subclass instances as its argument, so time the two
+        # markers directly; event_id is the recorded cl_event.
+        if not (self.event_id and end_event.event_id):
+            raise ValueError("both events must be recorded before calling elapsed_time()")
+        return _C._elapsed_ms(self.event_id, end_event.event_id)
+
 
 def _wrap(stream: torch.Stream) -> Stream:
     return Stream(stream_id=stream.stream_id, device_index=stream.device_index, device_type=stream.device_type)
@@ -240,6 +247,22 @@ def empty_cache() -> None:
 
 
 # ---- random numbers ------------------------------------------------------------------------
+
+_in_bad_fork = False
+
+
+def _after_fork_in_child() -> None:
+    global _in_bad_fork
+    # OpenCL objects do not survive fork(); a child of an initialized parent cannot use ocl.
+    _in_bad_fork = _C._is_initialized()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _is_in_bad_fork() -> bool:
+    return _in_bad_fork
+
 
 def manual_seed(seed: int) -> None:
     if is_available():

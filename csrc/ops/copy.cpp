@@ -135,7 +135,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 
 at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
-  // The value's bits as the CPU would store them in self's dtype.
+  // The value's bits as the CPU stores them in self's dtype (with the CPU's overflow check).
   at::Tensor bits = at::scalar_tensor(value, self.options().device(c10::kCPU));
   auto iter = at::TensorIteratorConfig()
                   .add_output(self)

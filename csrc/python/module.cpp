@@ -10,6 +10,7 @@
 #include "core/fallback.h"
 #include "core/generator.h"
 #include "core/host_allocator.h"
+#include "runtime/commands.h"
 #include "runtime/device.h"
 #include "runtime/program_cache.h"
 
@@ -86,6 +87,13 @@ PYBIND11_MODULE(_C, m) {
   m.def("_synchronize", [](int index) {
     py::gil_scoped_release no_gil;
     core::checked_device(static_cast<c10::DeviceIndex>(index)).synchronize();
+  });
+  m.def("_elapsed_ms", [](uintptr_t start, uintptr_t end) {
+    py::gil_scoped_release no_gil;
+    auto* a = reinterpret_cast<cl_event>(start);
+    auto* b = reinterpret_cast<cl_event>(end);
+    runtime::wait_for(b);
+    return runtime::elapsed_ms(a, b);
   });
   m.def("_empty_host_cache", [] { core::host_allocator().empty_cache(); });
 

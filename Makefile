@@ -1,0 +1,56 @@
+# Drawbridge: `make demo` and `make test` set up everything on a fresh Debian machine.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+APT_PACKAGES := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libclblast-dev clinfo ccache \
+                libgtest-dev g++ python3-venv
+# Lets ccache reuse objects built with the precompiled header.
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+
+.PHONY: all setup system-deps install demo test test-cpp test-py bench clean
+
+all: install
+
+system-deps:
+	@if ! dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
+	  echo "Installing Debian packages: $(APT_PACKAGES)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	fi
+
+$(VENV)/.ready: requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+setup: system-deps $(VENV)/.ready
+
+# Incremental: CMake keeps its build tree in build/, ccache keeps objects across clean builds.
+install: setup
+	$(PIP) install -q --no-build-isolation --no-deps .
+
+demo: install
+	$(PY) examples/hello_ocl.py
+	$(PY) examples/train_mlp.py
+
+test-cpp: setup
+	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV))/bin/ninja \
+	  -DDRAWBRIDGE_PYTHON=OFF -DDRAWBRIDGE_TESTS=ON >/dev/null
+	$(VENV)/bin/cmake --build build/cpp
+	$(VENV)/bin/ctest --test-dir build/cpp --output-on-failure
+
+test-py: install
+	$(VENV)/bin/pytest -q tests
+
+test: test-cpp test-py
+
+bench: install
+	$(PY) bench/copy_bandwidth.py
+	$(PY) bench/op_overhead.py
+
+clean:
+	rm -rf build *.egg-info

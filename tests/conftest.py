@@ -1,0 +1,60 @@
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+import torch
+
+import drawbridge  # noqa: F401  (autoloaded by `import torch`; imported here to fail loudly if not)
+
+
+def run_python(code: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh interpreter (outside the source tree, so the installed package loads)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=tempfile.gettempdir(),
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def run_py():
+    return run_python
+
+
+@pytest.fixture(autouse=True)
+def _quiet_fallback():
+    # Tests that check the fallback's warnings run in their own processes.
+    previous = drawbridge.get_fallback_mode()
+    drawbridge.set_fallback_mode("silent")
+    yield
+    drawbridge.set_fallback_mode(previous)
+
+
+def supports_fp64() -> bool:
+    return torch.ocl.get_device_properties().supports_fp64
+
+
+ALL_DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.uint8,
+    torch.bool,
+]
+
+
+def device_dtypes():
+    return [d for d in ALL_DTYPES if d is not torch.float64 or supports_fp64()]

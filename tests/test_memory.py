@@ -1,0 +1,103 @@
+"""The caching device allocator, pinned host memory and device addresses."""
+import pytest
+import torch
+
+
+def test_stats_are_exact_to_the_byte():
+    torch.ocl.synchronize()
+    base = torch.ocl.memory_allocated()
+    t = torch.empty(1000, dtype=torch.float32, device="ocl")
+    assert torch.ocl.memory_allocated() == base + 4000
+    u = torch.empty(3, dtype=torch.int8, device="ocl")
+    assert torch.ocl.memory_allocated() == base + 4003
+    del t, u
+    assert torch.ocl.memory_allocated() == base
+
+
+def test_peak_and_reset():
+    torch.ocl.reset_peak_memory_stats()
+    base = torch.ocl.memory_allocated()
+    t = torch.empty(1 << 20, device="ocl")
+    del t
+    assert torch.ocl.max_memory_allocated() >= base + (4 << 20)
+    torch.ocl.reset_peak_memory_stats()
+    assert torch.ocl.max_memory_allocated() == torch.ocl.memory_allocated()
+    stats = torch.ocl.memory_stats()
+    for key in ("allocated_bytes.all.current", "reserved_bytes.all.current", "segment.all.current", "num_ooms"):
+        assert key in stats
+
+
+def test_blocks_are_reused_and_empty_cache_frees():
+    a = torch.empty(3 << 20, dtype=torch.uint8, device="ocl")
+    ptr = a.data_ptr()
+    reserved = torch.ocl.memory_reserved()
+    del a
+    b = torch.empty(3 << 20, dtype=torch.uint8, device="ocl")
+    assert b.data_ptr() == ptr  # the cached block came back
+    assert torch.ocl.memory_reserved() == reserved
+    del b
+    torch.ocl.empty_cache()
+    assert torch.ocl.memory_reserved() <= reserved - (3 << 20)
+    free, total = torch.ocl.mem_get_info()
+    assert 0 < free <= total
+
+
+def test_out_of_memory_raises_and_process_stays_usable():
+    total = torch.ocl.get_device_properties().total_memory
+    with pytest.raises(torch.OutOfMemoryError):
+        torch.empty(2 * total, dtype=torch.uint8, device="ocl")
+    with pytest.raises(torch.OutOfMemoryError, match="single allocation|largest"):
+        torch.empty(torch.ocl.get_device_properties().max_alloc_size + 1, dtype=torch.uint8, device="ocl")
+    assert torch.ocl.memory_stats()["num_ooms"] >= 2
+    assert torch.ones(4, device="ocl").sum().item() == 4
+
+
+def test_pointer_arithmetic_on_device_addresses():
+    t = torch.arange(100, dtype=torch.float32, device="ocl")
+    v = t[10:]
+    assert v.data_ptr() == t.data_ptr() + 40
+    assert v.untyped_storage().data_ptr() == t.data_ptr()
+    assert v[:3].cpu().tolist() == [10, 11, 12]
+    w = torch.empty(0, device="ocl").set_(t.untyped_storage(), 25, (5,), (2,))
+    assert w.data_ptr() == t.data_ptr() + 100
+    assert w.cpu().tolist() == [25, 27, 29, 31, 33]
+
+
+def test_device_addresses_fault_on_the_host(run_py):
+    r = run_py(
+        """
+        import ctypes, torch
+        t = torch.ones(4, device="ocl")
+        ctypes.string_at(t.data_ptr(), 4)
+        print("read device memory from the host")
+        """
+    )
+    assert r.returncode != 0 and "read device memory" not in r.stdout
+
+
+def test_record_stream_keeps_block_until_stream_passes():
+    s = torch.ocl.Stream()
+    x = torch.ones(1 << 20, device="ocl")
+    s.wait_stream(torch.ocl.current_stream())
+    with torch.ocl.stream(s):
+        y = x.clone()
+    x.record_stream(s)
+    ptr = x.data_ptr()
+    del x
+    s.synchronize()
+    assert torch.equal(y.cpu(), torch.ones(1 << 20))
+    z = torch.empty(1 << 20, device="ocl")  # may reuse x's block, now that s has passed the free
+    z.fill_(2)
+    assert z.cpu()[0].item() == 2 and ptr != 0
+
+
+def test_pinned_memory():
+    p = torch.randn(1000).pin_memory()
+    assert p.is_pinned() and not torch.randn(3).is_pinned()
+    q = torch.empty(10, pin_memory=True)
+    assert q.is_pinned()
+    d = p.to("ocl", non_blocking=True)
+    torch.ocl.synchronize()
+    assert torch.equal(d.cpu(), p)
+    del p, q
+    torch.ocl.empty_cache()
