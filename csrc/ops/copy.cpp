@@ -135,8 +135,9 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 
 at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
-  // The value's bits as the CPU stores them in self's dtype (with the CPU's overflow check).
-  at::Tensor bits = at::scalar_tensor(value, self.options().device(c10::kCPU));
+  // The value's bits as the CPU's fill_ stores them, overflow checks included (the CPU checks
+  // only when filling more than one element, so the host tensor has as many, up to two).
+  at::Tensor bits = at::empty({std::min<int64_t>(self.numel(), 2)}, self.options().device(c10::kCPU)).fill_(value);
   auto iter = at::TensorIteratorConfig()
                   .add_output(self)
                   .resize_outputs(false)
