@@ -1,0 +1,53 @@
+"""Shared helpers for the benchmarks: timing, a printed table, and a JSON file of the results."""
+import json
+import os
+import platform
+import time
+
+import torch
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def sync(device: str) -> None:
+    if device.startswith("ocl"):
+        torch.ocl.synchronize()
+    elif device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def time_it(fn, device: str, repeat: int = 5, warmup: int = 1) -> float:
+    """Best wall-clock seconds of `repeat` runs of fn, synchronized before and after."""
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        sync(device)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def environment() -> dict:
+    env = {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
+           "cpu_threads": torch.get_num_threads()}
+    if torch.ocl.is_available():
+        p = torch.ocl.get_device_properties()
+        env["ocl_device"] = f"{p.name} ({p.platform_name}, driver {p.driver_version})"
+    return env
+
+
+def report(name: str, columns: list[str], rows: list[dict]) -> str:
+    widths = [max(len(c), *(len(f"{r[c]}") for r in rows)) for c in columns]
+    print(" | ".join(c.rjust(w) for c, w in zip(columns, widths)))
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(" | ".join(f"{r[c]}".rjust(w) for c, w in zip(columns, widths)))
+    os.makedirs(RESULTS, exist_ok=True)
+    path = os.path.join(RESULTS, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump({"benchmark": name, "environment": environment(), "rows": rows}, f, indent=1)
+    print(f"\nwrote {path}")
+    return path
