@@ -5,6 +5,7 @@
 // CPU's bit for bit. Device-side copies go through the pointwise launcher.
 #include <cstring>
 
+#include <ATen/Dispatch_v2.h>
 #include <ATen/native/TensorIterator.h>
 #include <torch/library.h>
 
@@ -133,32 +134,31 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
+// The bits the CPU's fill_ stores for `value` in dtype T. Like the CPU, it checks for overflow
+// only when filling more than one element.
+template <typename T>
+T fill_value(const at::Scalar& value, bool checked) {
+  if (checked) return value.to<T>();
+  if constexpr (std::is_same_v<T, bool>) return value.toBool();
+  else if constexpr (std::is_integral_v<T>) return static_cast<T>(value.toLong());
+  else if constexpr (c10::is_complex<T>::value) return static_cast<T>(value.toComplexDouble());
+  else return static_cast<T>(value.toDouble());
+}
+
 at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
-  // The value's bits as the CPU's fill_ stores them, overflow checks included (the CPU checks
-  // only when filling more than one element, so the host tensor has as many, up to two).
-  at::Tensor bits = at::empty({std::min<int64_t>(self.numel(), 2)}, self.options().device(c10::kCPU)).fill_(value);
   auto iter = at::TensorIteratorConfig()
                   .add_output(self)
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
   c10::DeviceGuard guard(self.device());
-  const char* raw = kernels::raw_token(self.element_size());
-  std::string options = std::string("-DDST=") + raw;
-  switch (self.element_size()) {
-    case 1: kernels::launch_pointwise(iter, "fill.cl", "fill", options, *static_cast<const uint8_t*>(bits.data_ptr())); break;
-    case 2: kernels::launch_pointwise(iter, "fill.cl", "fill", options, *static_cast<const uint16_t*>(bits.data_ptr())); break;
-    case 4: kernels::launch_pointwise(iter, "fill.cl", "fill", options, *static_cast<const uint32_t*>(bits.data_ptr())); break;
-    case 8: kernels::launch_pointwise(iter, "fill.cl", "fill", options, *static_cast<const uint64_t*>(bits.data_ptr())); break;
-    case 16: {
-      struct Bytes16 { alignas(16) uint8_t b[16]; } v;
-      std::memcpy(v.b, bits.data_ptr(), 16);
-      kernels::launch_pointwise(iter, "fill.cl", "fill", options, v);
-      break;
-    }
-    default: TORCH_CHECK(false, "fill_: unsupported element size ", self.element_size());
-  }
+  const std::string options = std::string("-DDST=") + kernels::raw_token(self.element_size());
+  const bool checked = self.numel() > 1;
+  AT_DISPATCH_V2(self.scalar_type(), "fill_", AT_WRAP([&] {
+    // The kernel stores raw bits of the element's size.
+    kernels::launch_pointwise(iter, "fill.cl", "fill", options, fill_value<scalar_t>(value, checked));
+  }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   return self;
 }
 
