@@ -8,6 +8,7 @@ APT_PACKAGES := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libclblast-dev
                 libgtest-dev g++ python3-venv
 # Lets ccache reuse objects built with the precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all setup system-deps install demo test test-cpp test-py bench clean
 
@@ -22,7 +23,6 @@ system-deps:
 
 $(VENV)/.ready: requirements-dev.txt
 	python3 -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -r requirements-dev.txt
 	touch $@
