@@ -1,6 +1,9 @@
 #include "kernels/pointwise_launcher.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include <ATen/Dispatch_v2.h>
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
@@ -8,50 +11,84 @@
 namespace drawbridge::kernels {
 
 namespace {
+
 constexpr size_t kWorkGroup = 256;
+
+// The bits of a CPU scalar operand converted to the compute type, in the low bytes of a u64.
+uint64_t scalar_bits(at::TensorIteratorBase& iter, int arg, c10::ScalarType compute) {
+  uint64_t bits = 0;
+  AT_DISPATCH_V2(compute, "ocl_scalar_operand", AT_WRAP([&] {
+    scalar_t value = iter.scalar_value<scalar_t>(arg);
+    static_assert(sizeof(scalar_t) <= sizeof(bits));
+    std::memcpy(&bits, &value, sizeof(scalar_t));
+  }), AT_EXPAND(AT_ALL_TYPES), at::kBool);
+  return bits;
 }
 
-void launch_pointwise_impl(at::TensorIteratorBase& iter, const std::string& file, const std::string& name,
-                           const std::string& options, const std::vector<runtime::KernelArg>& extra) {
+}  // namespace
+
+c10::ScalarType compute_type(c10::ScalarType type) {
+  return type == c10::kHalf || type == c10::kBFloat16 ? c10::kFloat : type;
+}
+
+void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
+                           const std::vector<runtime::KernelArg>& extra) {
   int64_t numel = iter.numel();
   if (numel == 0) return;
   const int nargs = iter.ntensors();
   const int ndim = iter.ndim();
   TORCH_CHECK_NOT_IMPLEMENTED(ndim <= kMaxDims, "ocl kernels support at most ", kMaxDims,
                               " dimensions after coalescing; got ", ndim);
-  // IterDesc, laid out exactly as in common.clh: numel, ndim, sizes[kMaxDims], strides[nargs][kMaxDims].
-  std::vector<uint64_t> desc(2 + kMaxDims * (1 + nargs), 0);
+  // IterDesc, laid out as in common.clh:
+  //   numel, ndim, scalar_mask, scalars[nargs], sizes[kMaxDims], strides[nargs][kMaxDims].
+  const int scalars_at = 3, sizes_at = scalars_at + nargs, strides_at = sizes_at + kMaxDims;
+  std::vector<uint64_t> desc(strides_at + kMaxDims * nargs, 0);
   desc[0] = static_cast<uint64_t>(numel);
   desc[1] = static_cast<uint64_t>(ndim);
-  for (int d = 0; d < ndim; ++d) desc[2 + d] = static_cast<uint64_t>(iter.shape()[d]);
+  for (int d = 0; d < ndim; ++d) desc[sizes_at + d] = static_cast<uint64_t>(iter.shape()[d]);
   for (int k = 0; k < nargs; ++k)
-    for (int d = 0; d < ndim; ++d)
-      desc[2 + kMaxDims * (1 + k) + d] = static_cast<uint64_t>(iter.strides(k)[d]);
+    for (int d = 0; d < ndim; ++d) desc[strides_at + kMaxDims * k + d] = static_cast<uint64_t>(iter.strides(k)[d]);
 
   c10::DeviceIndex index = iter.device(0).index();
   runtime::Device& device = core::checked_device(index);
-  std::string opts = options + " -DNARGS=" + std::to_string(nargs) +
-                     (iter.can_use_32bit_indexing() ? " -DINDEX_T=uint" : " -DINDEX_T=ulong");
-  runtime::Kernel& kernel = get_kernel(device, file, opts, name);
+  std::string options = spec.options;
+  options += " -DNARGS=" + std::to_string(nargs);
+  options += iter.can_use_32bit_indexing() ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
+  for (int k = 0; k < nargs; ++k) {
+    const char* token = spec.raw ? raw_token(c10::elementSize(iter.dtype(k))) : dtype_token(iter.dtype(k));
+    TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", iter.dtype(k));
+    options += " -DT" + std::to_string(k) + "=" + token;
+  }
+  const char* compute = spec.raw ? raw_token(c10::elementSize(iter.dtype(0))) : dtype_token(spec.compute);
+  TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", spec.compute);
+  options += std::string(" -DCT=") + compute;
+  runtime::Kernel& kernel = get_kernel(device, spec.file, options, spec.name);
 
-  std::vector<runtime::BufferRef> buffers(nargs);
+  std::vector<cl_mem> buffers(nargs);
   std::vector<cl_ulong> offsets(nargs);
   for (int k = 0; k < nargs; ++k) {
-    buffers[k] = device.memory().resolve(iter.data_ptr(k));
-    offsets[k] = buffers[k].offset;
+    if (k >= iter.noutputs() && iter.is_cpu_scalar(k)) {
+      desc[2] |= uint64_t(1) << k;
+      desc[scalars_at + k] = scalar_bits(iter, k, spec.compute);
+      continue;  // buffer filled in below with a valid placeholder
+    }
+    runtime::BufferRef ref = device.memory().resolve(iter.data_ptr(k));
+    buffers[k] = ref.mem;
+    offsets[k] = ref.offset;
   }
+  for (int k = 0; k < nargs; ++k)
+    if (!buffers[k]) buffers[k] = buffers[0];  // never read: the kernel uses the scalar instead
+
   size_t local = std::min(kWorkGroup, kernel.max_work_group_size);
   size_t groups = (static_cast<size_t>(numel) + local - 1) / local;
-
   std::vector<runtime::KernelArg> args;
   args.reserve(1 + 2 * nargs + extra.size());
   args.push_back({desc.size() * sizeof(uint64_t), desc.data()});
   for (int k = 0; k < nargs; ++k) {
-    args.push_back({sizeof(cl_mem), &buffers[k].mem});
+    args.push_back({sizeof(cl_mem), &buffers[k]});
     args.push_back({sizeof(cl_ulong), &offsets[k]});
   }
   args.insert(args.end(), extra.begin(), extra.end());
-
   runtime::launch_args(kernel, core::current_queue(index), groups, local, args.data(), args.size());
 }
 

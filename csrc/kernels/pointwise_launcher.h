@@ -2,8 +2,13 @@
 //
 // at::TensorIterator does the host work (broadcasting, type promotion, output allocation,
 // dimension coalescing); the launcher turns its shape and byte strides into the IterDesc of
-// common.clh and runs one work-item per element. Kernels take (IterDesc, then a buffer and a
-// byte offset per operand, outputs first, then any extra arguments).
+// common.clh and runs one work-item per element. A kernel is instantiated per operand dtype:
+// the launcher defines T0 (the output), T1.. (the inputs) and CT (the compute type) as dtype
+// tokens, so mixed-dtype operands are converted as they are loaded, as CUDA's dynamic casting
+// does. An input that is a CPU scalar (a Python number) travels inside the IterDesc.
+//
+// Kernels take (IterDesc, then a buffer and a byte offset per operand, outputs first, then any
+// extra arguments).
 #pragma once
 
 #include <string>
@@ -17,15 +22,24 @@ namespace drawbridge::kernels {
 
 constexpr int kMaxDims = 10;  // matches MAX_DIMS in common.clh
 
-void launch_pointwise_impl(at::TensorIteratorBase& iter, const std::string& file, const std::string& name,
-                           const std::string& options, const std::vector<runtime::KernelArg>& extra);
+struct KernelSpec {
+  const char* file;            // under csrc/kernels/cl
+  const char* name;            // kernel function
+  c10::ScalarType compute;     // what the kernel computes in (CT); Half/BFloat16 compute in Float
+  std::string options = {};    // further -D options
+  bool raw = false;            // operands are raw bits (r8..r128) of their element size
+};
 
-// `options` selects the instantiation, e.g. "-DDST=f32 -DSRC=f16".
+// The type a kernel computes in for values of `type`, as PyTorch's opmath_type.
+c10::ScalarType compute_type(c10::ScalarType type);
+
+void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
+                           const std::vector<runtime::KernelArg>& extra);
+
 template <typename... Extra>
-void launch_pointwise(at::TensorIteratorBase& iter, const std::string& file, const std::string& name,
-                      const std::string& options, const Extra&... extra) {
+void launch_pointwise(at::TensorIteratorBase& iter, const KernelSpec& spec, const Extra&... extra) {
   static_assert((std::is_trivially_copyable_v<Extra> && ...), "kernel arguments are passed by value");
-  launch_pointwise_impl(iter, file, name, options, {runtime::KernelArg{sizeof(Extra), &extra}...});
+  launch_pointwise_impl(iter, spec, {runtime::KernelArg{sizeof(Extra), &extra}...});
 }
 
 }  // namespace drawbridge::kernels

@@ -48,21 +48,16 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
     runtime::enqueue_copy(core::current_queue(), buffer_of(src), buffer_of(dst), span_bytes(dst));
     return;
   }
-  std::string options;
   if (dst_type == src_type) {
-    const char* raw = kernels::raw_token(dst.element_size());
-    options = std::string("-DDST=") + raw + " -DSRC=" + raw;
-  } else {
-    const char* to = kernels::dtype_token(dst_type);
-    const char* from = kernels::dtype_token(src_type);
-    if (!to || !from) {
-      // Kernels do not compute on this dtype (complex, ...): convert on the CPU.
-      dst.copy_(src.cpu().to(dst_type));
-      return;
-    }
-    options = std::string("-DDST=") + to + " -DSRC=" + from;
+    kernels::launch_pointwise(iter, {"copy.cl", "copy", dst_type, "", /*raw=*/true});
+    return;
   }
-  kernels::launch_pointwise(iter, "copy.cl", "copy", options);
+  if (!kernels::dtype_token(dst_type) || !kernels::dtype_token(src_type)) {
+    // Kernels do not compute on this dtype (complex, ...): convert on the CPU.
+    dst.copy_(src.cpu().to(dst_type));
+    return;
+  }
+  kernels::launch_pointwise(iter, {"copy.cl", "copy", kernels::compute_type(dst_type)});
 }
 
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
@@ -153,11 +148,11 @@ at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
                   .check_all_same_dtype(false)
                   .build();
   c10::DeviceGuard guard(self.device());
-  const std::string options = std::string("-DDST=") + kernels::raw_token(self.element_size());
   const bool checked = self.numel() > 1;
   AT_DISPATCH_V2(self.scalar_type(), "fill_", AT_WRAP([&] {
     // The kernel stores raw bits of the element's size.
-    kernels::launch_pointwise(iter, "fill.cl", "fill", options, fill_value<scalar_t>(value, checked));
+    kernels::launch_pointwise(iter, {"fill.cl", "fill", self.scalar_type(), "", /*raw=*/true},
+                              fill_value<scalar_t>(value, checked));
   }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   return self;
 }
