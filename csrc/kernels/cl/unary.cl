@@ -1,0 +1,103 @@
+// Unary elementwise ops: out = f(in); kernel u_<name> (the prefix keeps names clear of builtins). Float-only ops are compiled when the compute type is
+// floating point; the host promotes integer inputs to float for them, as PyTorch does.
+#define UNARY(name, expr)                                  \
+  __kernel void u_##name(IterDesc d, OPERAND(0), OPERAND(1)) { \
+    ELEMENTWISE_BEGIN                                      \
+    ct a = INPUT(1);                                       \
+    OUTPUT(expr);                                          \
+  }
+
+// Ops with one compute-type parameter p (passed as the bits of a ct).
+#define UNARY_P(name, expr)                                                \
+  __kernel void u_##name(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits) {   \
+    ELEMENTWISE_BEGIN                                                      \
+    ct a = INPUT(1);                                                       \
+    ct p = bits_to_ct(p_bits);                                             \
+    OUTPUT(expr);                                                          \
+  }
+#define UNARY_PQ(name, expr)                                                           \
+  __kernel void u_##name(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits, ulong q_bits) { \
+    ELEMENTWISE_BEGIN                                                                  \
+    ct a = INPUT(1);                                                                   \
+    ct p = bits_to_ct(p_bits);                                                         \
+    ct q = bits_to_ct(q_bits);                                                         \
+    OUTPUT(expr);                                                                      \
+  }
+
+UNARY(neg, -a)
+UNARY(sign, (ct)((a > 0) - (a < 0)))
+UNARY(bitwise_not_bool, !a)
+UNARY(logical_not, !a)
+UNARY(isposinf, 0)
+UNARY(isneginf, 0)
+UNARY_PQ(clamp_scalar, a < p ? p : (a > q ? q : a))
+UNARY_P(clamp_min_scalar, a < p ? p : a)
+UNARY_P(clamp_max_scalar, a > p ? p : a)
+
+#if CT_IS_FLOAT
+UNARY(abs, fabs(a))
+UNARY(sqrt, sqrt(a))
+UNARY(rsqrt, rsqrt(a))
+UNARY(exp, exp(a))
+UNARY(exp2, exp2(a))
+UNARY(expm1, expm1(a))
+UNARY(log, log(a))
+UNARY(log2, log2(a))
+UNARY(log10, log10(a))
+UNARY(log1p, log1p(a))
+UNARY(sin, sin(a))
+UNARY(cos, cos(a))
+UNARY(tan, tan(a))
+UNARY(asin, asin(a))
+UNARY(acos, acos(a))
+UNARY(atan, atan(a))
+UNARY(sinh, sinh(a))
+UNARY(cosh, cosh(a))
+UNARY(tanh, tanh(a))
+UNARY(asinh, asinh(a))
+UNARY(acosh, acosh(a))
+UNARY(atanh, atanh(a))
+UNARY(erf, erf(a))
+UNARY(erfc, erfc(a))
+UNARY(lgamma, lgamma(a))
+UNARY(sigmoid, (ct)1 / ((ct)1 + exp(-a)))
+UNARY(reciprocal, (ct)1 / a)
+UNARY(floor, floor(a))
+UNARY(ceil, ceil(a))
+UNARY(round, rint(a))
+UNARY(trunc, trunc(a))
+UNARY(frac, a - trunc(a))
+UNARY(sign_float, isnan(a) ? (ct)0 : (ct)((a > 0) - (a < 0)))
+UNARY(signbit, signbit(a))
+UNARY(isposinf_float, isinf(a) && a > 0)
+UNARY(isneginf_float, isinf(a) && a < 0)
+UNARY(relu, isnan(a) ? a : (a > 0 ? a : (ct)0))
+UNARY(silu, a / ((ct)1 + exp(-a)))
+UNARY(mish, a * tanh(a > (ct)20 ? a : log1p(exp(a))))
+UNARY(gelu, (ct)0.5 * a * ((ct)1 + erf(a * (ct)M_SQRT1_2)))
+UNARY(gelu_tanh, (ct)0.5 * a * ((ct)1 + tanh((ct)(M_SQRT2 * M_2_SQRTPI * 0.5) * (a + (ct)0.044715 * a * a * a))))
+UNARY(hardsigmoid, fmin(fmax(a + (ct)3, (ct)0), (ct)6) / (ct)6)
+UNARY(hardswish, a * fmin(fmax(a + (ct)3, (ct)0), (ct)6) / (ct)6)
+UNARY_P(leaky_relu, a > 0 ? a : a * p)
+UNARY_P(logit_eps, log(fmin(fmax(a, p), (ct)1 - p) / ((ct)1 - fmin(fmax(a, p), (ct)1 - p))))
+UNARY(logit, log(a / ((ct)1 - a)))
+UNARY_P(softshrink, a > p ? a - p : (a < -p ? a + p : (ct)0))
+UNARY_P(hardshrink, (a >= -p && a <= p) ? (ct)0 : a)
+UNARY_PQ(softplus, a * p > q ? a : log1p(exp(a * p)) / p)
+UNARY_PQ(clamp_scalar_float, isnan(a) ? a : fmin(fmax(a, p), q))
+UNARY_P(clamp_min_scalar_float, isnan(a) ? a : fmax(a, p))
+UNARY_P(clamp_max_scalar_float, isnan(a) ? a : fmin(a, p))
+UNARY_PQ(hardtanh, a <= p ? p : (a >= q ? q : a))
+UNARY_PQ(threshold, a <= p ? q : a)
+#else
+UNARY(abs, a < 0 ? -a : a)
+UNARY(floor, a)
+UNARY(ceil, a)
+UNARY(round, a)
+UNARY(trunc, a)
+UNARY(bitwise_not, ~a)
+UNARY(signbit, a < 0)
+UNARY(relu, a > 0 ? a : (ct)0)
+UNARY_PQ(hardtanh, a <= p ? p : (a >= q ? q : a))
+UNARY_PQ(threshold, a <= p ? q : a)
+#endif

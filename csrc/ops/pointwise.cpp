@@ -1,0 +1,30 @@
+#include "ops/pointwise.h"
+
+#include <cstring>
+
+#include <ATen/Dispatch_v2.h>
+
+namespace drawbridge::ops {
+
+void check_dtype(const char* op, c10::ScalarType type, Dtypes allowed) {
+  bool ok = true;
+  switch (allowed) {
+    case Dtypes::All: ok = true; break;
+    case Dtypes::Floating: ok = c10::isFloatingType(type); break;
+    case Dtypes::IntegralAndBool: ok = c10::isIntegralType(type, /*includeBool=*/true); break;
+    case Dtypes::NotBool: ok = type != c10::kBool; break;
+  }
+  ok = ok && !c10::isComplexType(type);
+  TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", op, "\" not implemented for '", c10::toString(type), "' on ocl");
+}
+
+uint64_t scalar_bits(const c10::Scalar& value, c10::ScalarType compute) {
+  uint64_t bits = 0;
+  AT_DISPATCH_V2(compute, "ocl_scalar_argument", AT_WRAP([&] {
+    scalar_t v = value.to<scalar_t>();
+    std::memcpy(&bits, &v, sizeof(scalar_t));
+  }), AT_EXPAND(AT_ALL_TYPES), at::kBool);
+  return bits;
+}
+
+}  // namespace drawbridge::ops

@@ -1,0 +1,150 @@
+// Unary elementwise ops (cl/unary.cl): math functions, rounding, sign tests, bitwise/logical not.
+#include <utility>
+
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+enum class Build {
+  Float,     // integer inputs promote to float (sqrt, exp, ...)
+  Same,      // output dtype = input dtype
+  BoolOut,   // output is bool, computed in the input's type (signbit, isposinf, ...)
+};
+
+struct UnaryOp {
+  const char* name;        // ATen name; registered as name, name_ and name.out
+  Build build;
+  Dtypes dtypes;
+  const char* float_kernel;  // kernel when computing in floating point
+  const char* int_kernel;    // kernel when computing in an integer type (or nullptr)
+  bool inplace_and_functional = true;  // false: only name.out (the rest is composite)
+};
+
+constexpr UnaryOp kOps[] = {
+    {"sqrt", Build::Float, Dtypes::All, "u_sqrt", nullptr},
+    {"rsqrt", Build::Float, Dtypes::All, "u_rsqrt", nullptr},
+    {"exp", Build::Float, Dtypes::All, "u_exp", nullptr},
+    {"exp2", Build::Float, Dtypes::All, "u_exp2", nullptr},
+    {"expm1", Build::Float, Dtypes::All, "u_expm1", nullptr},
+    {"log", Build::Float, Dtypes::All, "u_log", nullptr},
+    {"log2", Build::Float, Dtypes::All, "u_log2", nullptr},
+    {"log10", Build::Float, Dtypes::All, "u_log10", nullptr},
+    {"log1p", Build::Float, Dtypes::All, "u_log1p", nullptr},
+    {"sin", Build::Float, Dtypes::All, "u_sin", nullptr},
+    {"cos", Build::Float, Dtypes::All, "u_cos", nullptr},
+    {"tan", Build::Float, Dtypes::All, "u_tan", nullptr},
+    {"asin", Build::Float, Dtypes::All, "u_asin", nullptr},
+    {"acos", Build::Float, Dtypes::All, "u_acos", nullptr},
+    {"atan", Build::Float, Dtypes::All, "u_atan", nullptr},
+    {"sinh", Build::Float, Dtypes::All, "u_sinh", nullptr},
+    {"cosh", Build::Float, Dtypes::All, "u_cosh", nullptr},
+    {"tanh", Build::Float, Dtypes::All, "u_tanh", nullptr},
+    {"asinh", Build::Float, Dtypes::All, "u_asinh", nullptr},
+    {"acosh", Build::Float, Dtypes::All, "u_acosh", nullptr},
+    {"atanh", Build::Float, Dtypes::All, "u_atanh", nullptr},
+    {"erf", Build::Float, Dtypes::All, "u_erf", nullptr},
+    {"erfc", Build::Float, Dtypes::All, "u_erfc", nullptr},
+    {"lgamma", Build::Float, Dtypes::All, "u_lgamma", nullptr},
+    {"sigmoid", Build::Float, Dtypes::All, "u_sigmoid", nullptr},
+    {"reciprocal", Build::Float, Dtypes::All, "u_reciprocal", nullptr},
+    {"neg", Build::Same, Dtypes::NotBool, "u_neg", "u_neg"},
+    {"abs", Build::Same, Dtypes::NotBool, "u_abs", "u_abs"},
+    {"floor", Build::Same, Dtypes::NotBool, "u_floor", "u_floor"},
+    {"ceil", Build::Same, Dtypes::NotBool, "u_ceil", "u_ceil"},
+    {"round", Build::Same, Dtypes::NotBool, "u_round", "u_round"},
+    {"trunc", Build::Same, Dtypes::NotBool, "u_trunc", "u_trunc"},
+    {"frac", Build::Same, Dtypes::Floating, "u_frac", nullptr},
+    {"sign", Build::Same, Dtypes::All, "u_sign_float", "u_sign"},
+    {"sgn", Build::Same, Dtypes::All, "u_sign_float", "u_sign"},
+    {"bitwise_not", Build::Same, Dtypes::IntegralAndBool, nullptr, "u_bitwise_not"},
+    {"signbit", Build::BoolOut, Dtypes::All, "u_signbit", "u_signbit", false},
+    {"isposinf", Build::BoolOut, Dtypes::All, "u_isposinf_float", "u_isposinf", false},
+    {"isneginf", Build::BoolOut, Dtypes::All, "u_isneginf_float", "u_isneginf", false},
+    {"relu", Build::Same, Dtypes::NotBool, "u_relu", "u_relu"},
+};
+
+at::TensorIterator build(const UnaryOp& op, at::Tensor& out, const at::Tensor& self) {
+  switch (op.build) {
+    case Build::Float: return at::TensorIterator::unary_float_op(out, self);
+    case Build::Same: return at::TensorIterator::unary_op(out, self);
+    case Build::BoolOut:
+      return at::TensorIteratorConfig()
+          .set_check_mem_overlap(true)
+          .check_all_same_dtype(false)
+          .declare_static_dtype(c10::kBool)
+          .add_output(out)
+          .add_const_input(self)
+          .build();
+  }
+  TORCH_INTERNAL_ASSERT(false);
+}
+
+void run(const UnaryOp& op, at::TensorIterator& iter, c10::ScalarType input_type) {
+  check_dtype(op.name, input_type, op.dtypes);
+  c10::ScalarType compute = op.build == Build::BoolOut ? input_type : iter.common_dtype();
+  bool floating = c10::isFloatingType(compute);
+  const char* kernel = input_type == c10::kBool && op.build == Build::Same && std::string(op.name) == "bitwise_not"
+                           ? "u_bitwise_not_bool"
+                           : floating ? op.float_kernel : op.int_kernel;
+  TORCH_CHECK_NOT_IMPLEMENTED(kernel, "\"", op.name, "\" not implemented for '", c10::toString(compute), "' on ocl");
+  // Bool "sign"-like ops compute on uint8 values and store them back as bool.
+  run_pointwise(iter, "unary.cl", kernel, compute);
+}
+
+template <int I>
+at::Tensor unary(const at::Tensor& self) {
+  at::Tensor out;
+  auto iter = build(kOps[I], out, self);
+  run(kOps[I], iter, self.scalar_type());
+  return iter.output();
+}
+
+template <int I>
+at::Tensor& unary_(at::Tensor& self) {
+  auto iter = build(kOps[I], self, self);
+  run(kOps[I], iter, self.scalar_type());
+  return self;
+}
+
+template <int I>
+at::Tensor& unary_out(const at::Tensor& self, at::Tensor& out) {
+  at::Tensor result = out;  // same TensorImpl: TensorIterator resizes it in place
+  auto iter = build(kOps[I], result, self);
+  run(kOps[I], iter, self.scalar_type());
+  return out;
+}
+
+at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
+  auto iter = at::TensorIteratorConfig().check_all_same_dtype(false).add_output(out).add_const_input(self).build();
+  check_dtype("logical_not", self.scalar_type(), Dtypes::All);
+  run_pointwise(iter, "unary.cl", "u_logical_not", self.scalar_type());
+  return out;
+}
+
+template <int... I>
+void register_all(torch::Library& m, std::integer_sequence<int, I...>) {
+  auto one = [&m](const UnaryOp& op, auto fn, auto fn_, auto fn_out) {
+    std::string name = op.name;
+    if (op.inplace_and_functional) {
+      m.impl(name.c_str(), fn);
+      m.impl((name + "_").c_str(), fn_);
+    } else {
+      m.impl(name.c_str(), fn);
+    }
+    m.impl((name + ".out").c_str(), fn_out);
+  };
+  (one(kOps[I], TORCH_FN(unary<I>), TORCH_FN(unary_<I>), TORCH_FN(unary_out<I>)), ...);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  register_all(m, std::make_integer_sequence<int, sizeof(kOps) / sizeof(kOps[0])>());
+  m.impl("logical_not.out", TORCH_FN(logical_not_out));
+}
+
+}  // namespace drawbridge::ops
