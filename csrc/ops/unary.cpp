@@ -95,26 +95,28 @@ void run(const UnaryOp& op, at::TensorIterator& iter, c10::ScalarType input_type
   run_pointwise(iter, "unary.cl", kernel, compute);
 }
 
+// Writes op I of self into `out` (a handle to the caller's tensor, or undefined to allocate).
 template <int I>
-at::Tensor unary(const at::Tensor& self) {
-  at::Tensor out;
+at::Tensor unary_impl(at::Tensor out, const at::Tensor& self) {
   auto iter = build(kOps[I], out, self);
   run(kOps[I], iter, self.scalar_type());
   return iter.output();
 }
 
 template <int I>
+at::Tensor unary(const at::Tensor& self) {
+  return unary_impl<I>(at::Tensor(), self);
+}
+
+template <int I>
 at::Tensor& unary_(at::Tensor& self) {
-  auto iter = build(kOps[I], self, self);
-  run(kOps[I], iter, self.scalar_type());
+  unary_impl<I>(self, self);
   return self;
 }
 
 template <int I>
 at::Tensor& unary_out(const at::Tensor& self, at::Tensor& out) {
-  at::Tensor result = out;  // same TensorImpl: TensorIterator resizes it in place
-  auto iter = build(kOps[I], result, self);
-  run(kOps[I], iter, self.scalar_type());
+  unary_impl<I>(out, self);
   return out;
 }
 

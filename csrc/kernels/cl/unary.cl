@@ -30,7 +30,11 @@ UNARY(bitwise_not_bool, !a)
 UNARY(logical_not, !a)
 UNARY(isposinf, 0)
 UNARY(isneginf, 0)
-UNARY_PQ(clamp_scalar, a < p ? p : (a > q ? q : a))
+inline ct clamp_ordered(ct a, ct lo, ct hi) {  // max(a, lo), then min(., hi), as the CPU
+  ct t = a < lo ? lo : a;
+  return t > hi ? hi : t;
+}
+UNARY_PQ(clamp_scalar, clamp_ordered(a, p, q))
 UNARY_P(clamp_min_scalar, a < p ? p : a)
 UNARY_P(clamp_max_scalar, a > p ? p : a)
 

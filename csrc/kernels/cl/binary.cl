@@ -1,0 +1,137 @@
+// Binary elementwise ops: out = f(a, b); kernel b_<name>. Semantics follow PyTorch's CPU
+// kernels (Python-style floor division and remainder, NaN-propagating minimum/maximum, ...).
+#define BINARY(name, expr)                                             \
+  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2)) { \
+    ELEMENTWISE_BEGIN                                                  \
+    ct a = INPUT(1);                                                   \
+    ct b = INPUT(2);                                                   \
+    OUTPUT(expr);                                                      \
+  }
+// With one compute-type parameter p.
+#define BINARY_P(name, expr)                                                          \
+  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong p_bits) { \
+    ELEMENTWISE_BEGIN                                                                 \
+    ct a = INPUT(1);                                                                  \
+    ct b = INPUT(2);                                                                  \
+    ct p = bits_to_ct(p_bits);                                                        \
+    OUTPUT(expr);                                                                     \
+  }
+#define BINARY_PQ(name, expr)                                                                      \
+  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong p_bits, ulong q_bits) { \
+    ELEMENTWISE_BEGIN                                                                              \
+    ct a = INPUT(1);                                                                               \
+    ct b = INPUT(2);                                                                               \
+    ct p = bits_to_ct(p_bits);                                                                     \
+    ct q = bits_to_ct(q_bits);                                                                     \
+    OUTPUT(expr);                                                                                  \
+  }
+
+BINARY_P(add, a + p * b)
+BINARY_P(sub, a - p * b)
+BINARY(mul, a * b)
+BINARY(eq, a == b)
+BINARY(ne, a != b)
+BINARY(lt, a < b)
+BINARY(le, a <= b)
+BINARY(gt, a > b)
+BINARY(ge, a >= b)
+BINARY(logical_and, (a != 0) && (b != 0))
+BINARY(logical_or, (a != 0) || (b != 0))
+BINARY(logical_xor, (a != 0) != (b != 0))
+BINARY(heaviside, a == 0 ? b : (ct)(a > 0))
+// Backward of elementwise activations: a is the incoming gradient.
+BINARY_P(threshold_backward, b <= p ? (ct)0 : a)
+
+#if CT_IS_FLOAT
+BINARY(div, a / b)
+BINARY_P(lerp_scalar, lerp_value(a, b, p))
+BINARY(div_trunc, trunc(a / b))
+inline ct floor_divide(ct a, ct b) {
+  if (b == 0) return a / b;
+  ct mod = fmod(a, b);
+  ct div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return copysign((ct)0, a / b);
+  ct floordiv = floor(div);
+  if (div - floordiv > (ct)0.5) floordiv += 1;
+  return floordiv;
+}
+BINARY(div_floor, floor_divide(a, b))
+inline ct py_remainder(ct a, ct b) {
+  ct mod = fmod(a, b);
+  if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
+  return mod;
+}
+BINARY(remainder, py_remainder(a, b))
+BINARY(fmod, fmod(a, b))
+BINARY(pow, pow(a, b))
+BINARY(atan2, atan2(a, b))
+BINARY(hypot, hypot(a, b))
+BINARY(copysign, copysign(a, b))
+BINARY(minimum, (isnan(a) || isnan(b)) ? a + b : fmin(a, b))
+BINARY(maximum, (isnan(a) || isnan(b)) ? a + b : fmax(a, b))
+BINARY(fmin, fmin(a, b))
+BINARY(fmax, fmax(a, b))
+BINARY(xlogy, isnan(b) ? b : (a == 0 ? (ct)0 : a * log(b)))
+BINARY(sigmoid_backward, a * ((ct)1 - b) * b)
+BINARY(tanh_backward, a * ((ct)1 - b * b))
+BINARY(silu_backward, a * ((ct)1 / ((ct)1 + exp(-b))) * ((ct)1 + b * ((ct)1 - (ct)1 / ((ct)1 + exp(-b)))))
+BINARY(gelu_backward, a * ((ct)0.5 * ((ct)1 + erf(b * (ct)M_SQRT1_2)) + b * exp((ct)-0.5 * b * b) * (ct)(M_2_SQRTPI * M_SQRT1_2 * 0.5)))
+inline ct gelu_tanh_grad(ct x) {
+  const ct k = (ct)(M_SQRT2 * M_2_SQRTPI * 0.5), c = (ct)0.044715;
+  ct inner = k * (x + c * x * x * x);
+  ct t = tanh(inner);
+  return (ct)0.5 * ((ct)1 + t) + (ct)0.5 * x * ((ct)1 - t * t) * k * ((ct)1 + (ct)3 * c * x * x);
+}
+BINARY(gelu_tanh_backward, a * gelu_tanh_grad(b))
+BINARY(hardsigmoid_backward, (b > (ct)-3 && b < (ct)3) ? a / (ct)6 : (ct)0)
+BINARY(hardswish_backward, b < (ct)-3 ? (ct)0 : (b <= (ct)3 ? a * (b / (ct)3 + (ct)0.5) : a))
+inline ct mish_grad(ct x) {
+  ct sp = x > (ct)20 ? x : log1p(exp(x));
+  ct t = tanh(sp);
+  ct s = (ct)1 / ((ct)1 + exp(-x));
+  return t + x * s * ((ct)1 - t * t);
+}
+BINARY(mish_backward, a * mish_grad(b))
+BINARY_P(leaky_relu_backward, b > 0 ? a : a * p)
+BINARY_PQ(hardtanh_backward, (b <= p || b >= q) ? (ct)0 : a)
+BINARY_PQ(softplus_backward, b * p > q ? a : a * ((ct)1 - (ct)1 / ((ct)1 + exp(b * p))))
+BINARY_P(softshrink_backward, (b >= -p && b <= p) ? (ct)0 : a)
+BINARY_P(hardshrink_backward, (b >= -p && b <= p) ? (ct)0 : a)
+BINARY_P(logit_backward_eps, (b < p || b > (ct)1 - p) ? (ct)0 : a / (b * ((ct)1 - b)))
+BINARY(logit_backward, (b < 0 || b > 1) ? (ct)NAN : a / (b * ((ct)1 - b)))
+#else
+BINARY(minimum, a < b ? a : b)
+BINARY(maximum, a > b ? a : b)
+inline ct int_floor_divide(ct a, ct b) {
+  ct q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+  return q;
+}
+BINARY(div_trunc, a / b)
+BINARY(div_floor, int_floor_divide(a, b))
+inline ct int_remainder(ct a, ct b) {
+  ct r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+BINARY(remainder, int_remainder(a, b))
+BINARY(fmod, a % b)
+inline ct int_pow(ct base, ct exp) {
+  if (exp < 0) return base == 1 ? (ct)1 : (base == (ct)-1 ? ((exp & 1) ? (ct)-1 : (ct)1) : (ct)0);
+  ct result = 1;
+  while (exp) {
+    if (exp & 1) result *= base;
+    exp >>= 1;
+    base *= base;
+  }
+  return result;
+}
+BINARY(pow, int_pow(a, b))
+BINARY(bitwise_and, a & b)
+BINARY(bitwise_or, a | b)
+BINARY(bitwise_xor, a ^ b)
+#define BITS ((ct)(sizeof(ct) * 8))
+BINARY(lshift, (b < 0 || b >= BITS) ? (ct)0 : (ct)(a << b))
+BINARY(rshift, (b < 0 || b >= BITS) ? (ct)(a >> (BITS - 1)) : (ct)(a >> b))
+#endif

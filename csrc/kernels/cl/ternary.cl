@@ -1,0 +1,23 @@
+// Ternary elementwise ops: out = f(a, b, c); kernel t_<name>.
+#define TERNARY_P(name, expr)                                                                       \
+  __kernel void t_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3), ulong p_bits) { \
+    ELEMENTWISE_BEGIN                                                                               \
+    ct a = INPUT(1);                                                                                \
+    ct b = INPUT(2);                                                                                \
+    ct c = INPUT(3);                                                                                \
+    ct p = bits_to_ct(p_bits);                                                                      \
+    OUTPUT(expr);                                                                                   \
+  }
+
+// where(cond, a, b): the condition is read as it is stored (bool or uint8).
+__kernel void t_where(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3)) {
+  ELEMENTWISE_BEGIN
+  bool cond = ((d.scalar_mask >> 1) & 1) ? d.scalars[1] != 0 : INPUT_RAW(1) != 0;
+  OUTPUT(cond ? INPUT(2) : INPUT(3));
+}
+
+TERNARY_P(addcmul, a + p * b * c)
+#if CT_IS_FLOAT
+TERNARY_P(addcdiv, a + p * (b / c))
+TERNARY_P(lerp, lerp_value(a, b, c))
+#endif

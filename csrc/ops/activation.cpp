@@ -1,0 +1,256 @@
+// Activation functions and their backward ops, plus clamp with scalar bounds: elementwise
+// kernels with scalar parameters (cl/unary.cl for forward, cl/binary.cl for backward).
+#include <ATen/native/Activation.h>
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+// out = kernel(self, params...), computed in self's floating type.
+template <typename... P>
+at::Tensor unary_with(at::Tensor out, const at::Tensor& self, const char* op, const char* kernel, Dtypes dtypes,
+                      const P&... params) {
+  auto iter = at::TensorIterator::unary_op(out, self);
+  check_dtype(op, iter.common_dtype(), dtypes);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  run_pointwise(iter, "unary.cl", kernel, compute, scalar_bits(params, compute)...);
+  return iter.output();
+}
+
+// grad_input = kernel(grad_output, x, params...).
+template <typename... P>
+at::Tensor backward_with(at::Tensor grad_input, const at::Tensor& grad_output, const at::Tensor& x, const char* op,
+                         const char* kernel, const P&... params) {
+  auto iter = at::TensorIterator::borrowing_binary_op(grad_input, grad_output, x);
+  check_dtype(op, iter.common_dtype(), Dtypes::Floating);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  run_pointwise(iter, "binary.cl", kernel, compute, scalar_bits(params, compute)...);
+  return iter.output();
+}
+
+// Defines `name` (functional), `name_` (in-place) and `name_out` for a forward activation whose
+// extra parameters are PARAMS (declarations) passed on as ARGS.
+#define DB_ACTIVATION(name, KERNEL, DTYPES, PARAMS, ARGS)                                              \
+  at::Tensor name(const at::Tensor& self PARAMS) {                                                    \
+    return unary_with(at::Tensor(), self, #name, KERNEL, DTYPES ARGS);                                 \
+  }                                                                                                    \
+  at::Tensor& name##_(at::Tensor& self PARAMS) {                                                      \
+    unary_with(self, self, #name, KERNEL, DTYPES ARGS);                                                \
+    return self;                                                                                       \
+  }                                                                                                    \
+  at::Tensor& name##_out(const at::Tensor& self PARAMS, at::Tensor& out) {                            \
+    unary_with(out, self, #name, KERNEL, DTYPES ARGS);                                                 \
+    return out;                                                                                        \
+  }
+#define DB_NOTHING
+#define DB_WITH(...) , __VA_ARGS__
+#define DB_BACKWARD(name, KERNEL, PARAMS, ARGS)                                                        \
+  at::Tensor name(const at::Tensor& grad_output, const at::Tensor& x PARAMS) {                         \
+    return backward_with(at::Tensor(), grad_output, x, #name, KERNEL ARGS);                            \
+  }                                                                                                    \
+  at::Tensor& name##_out(const at::Tensor& grad_output, const at::Tensor& x PARAMS, at::Tensor& grad_input) { \
+    backward_with(grad_input, grad_output, x, #name, KERNEL ARGS);                                     \
+    return grad_input;                                                                                 \
+  }
+
+DB_ACTIVATION(silu, "u_silu", Dtypes::Floating, DB_NOTHING, DB_NOTHING)
+DB_ACTIVATION(mish, "u_mish", Dtypes::Floating, DB_NOTHING, DB_NOTHING)
+DB_ACTIVATION(hardsigmoid, "u_hardsigmoid", Dtypes::Floating, DB_NOTHING, DB_NOTHING)
+DB_ACTIVATION(hardswish, "u_hardswish", Dtypes::Floating, DB_NOTHING, DB_NOTHING)
+DB_ACTIVATION(leaky_relu, "u_leaky_relu", Dtypes::Floating, DB_WITH(const c10::Scalar& slope), DB_WITH(slope))
+DB_ACTIVATION(softshrink, "u_softshrink", Dtypes::Floating, DB_WITH(const c10::Scalar& lambd), DB_WITH(lambd))
+DB_ACTIVATION(hardshrink, "u_hardshrink", Dtypes::Floating, DB_WITH(const c10::Scalar& lambd), DB_WITH(lambd))
+DB_ACTIVATION(softplus, "u_softplus", Dtypes::Floating, DB_WITH(const c10::Scalar& beta, const c10::Scalar& threshold),
+              DB_WITH(beta, threshold))
+DB_ACTIVATION(hardtanh, "u_hardtanh", Dtypes::NotBool, DB_WITH(const c10::Scalar& lo, const c10::Scalar& hi),
+              DB_WITH(lo, hi))
+DB_ACTIVATION(threshold, "u_threshold", Dtypes::NotBool,
+              DB_WITH(const c10::Scalar& threshold, const c10::Scalar& value), DB_WITH(threshold, value))
+
+DB_BACKWARD(threshold_backward, "b_threshold_backward", DB_WITH(const c10::Scalar& threshold), DB_WITH(threshold))
+DB_BACKWARD(sigmoid_backward, "b_sigmoid_backward", DB_NOTHING, DB_NOTHING)
+DB_BACKWARD(tanh_backward, "b_tanh_backward", DB_NOTHING, DB_NOTHING)
+DB_BACKWARD(silu_backward, "b_silu_backward", DB_NOTHING, DB_NOTHING)
+DB_BACKWARD(mish_backward, "b_mish_backward", DB_NOTHING, DB_NOTHING)
+DB_BACKWARD(hardsigmoid_backward, "b_hardsigmoid_backward", DB_NOTHING, DB_NOTHING)
+DB_BACKWARD(hardswish_backward, "b_hardswish_backward", DB_NOTHING, DB_NOTHING)
+DB_BACKWARD(hardtanh_backward, "b_hardtanh_backward", DB_WITH(const c10::Scalar& lo, const c10::Scalar& hi),
+            DB_WITH(lo, hi))
+DB_BACKWARD(softplus_backward, "b_softplus_backward",
+            DB_WITH(const c10::Scalar& beta, const c10::Scalar& threshold), DB_WITH(beta, threshold))
+DB_BACKWARD(softshrink_backward, "b_softshrink_backward", DB_WITH(const c10::Scalar& lambd), DB_WITH(lambd))
+DB_BACKWARD(hardshrink_backward, "b_hardshrink_backward", DB_WITH(const c10::Scalar& lambd), DB_WITH(lambd))
+
+// gelu has a string parameter, leaky_relu_backward an extra flag, logit an optional eps.
+at::Tensor gelu_impl(at::Tensor out, const at::Tensor& self, c10::string_view approximate) {
+  bool tanh = at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh;
+  return unary_with(out, self, "gelu", tanh ? "u_gelu_tanh" : "u_gelu", Dtypes::Floating);
+}
+at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) { return gelu_impl({}, self, approximate); }
+at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
+  gelu_impl(self, self, approximate);
+  return self;
+}
+at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
+  gelu_impl(out, self, approximate);
+  return out;
+}
+at::Tensor gelu_backward_impl(at::Tensor gi, const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
+  bool tanh = at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh;
+  return backward_with(gi, grad, self, "gelu_backward", tanh ? "b_gelu_tanh_backward" : "b_gelu_backward");
+}
+at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
+  return gelu_backward_impl({}, grad, self, approximate);
+}
+at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
+                              at::Tensor& grad_input) {
+  gelu_backward_impl(grad_input, grad, self, approximate);
+  return grad_input;
+}
+
+at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
+                               bool self_is_result) {
+  TORCH_CHECK(!self_is_result || slope.to<double>() >= 0.0,
+              "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+              "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+              "version instead.");
+  return backward_with({}, grad, self, "leaky_relu_backward", "b_leaky_relu_backward", slope);
+}
+at::Tensor& leaky_relu_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
+                                    bool self_is_result, at::Tensor& grad_input) {
+  backward_with(grad_input, grad, self, "leaky_relu_backward", "b_leaky_relu_backward", slope);
+  return grad_input;
+}
+
+at::Tensor logit_impl(at::Tensor out, const at::Tensor& self, std::optional<double> eps) {
+  auto iter = at::TensorIterator::unary_float_op(out, self);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  if (eps && *eps >= 0)
+    run_pointwise(iter, "unary.cl", "u_logit_eps", compute, scalar_bits(*eps, compute));
+  else
+    run_pointwise(iter, "unary.cl", "u_logit", compute);
+  return iter.output();
+}
+at::Tensor logit(const at::Tensor& self, std::optional<double> eps) { return logit_impl({}, self, eps); }
+at::Tensor& logit_(at::Tensor& self, std::optional<double> eps) {
+  logit_impl(self, self, eps);
+  return self;
+}
+at::Tensor& logit_out(const at::Tensor& self, std::optional<double> eps, at::Tensor& out) {
+  logit_impl(out, self, eps);
+  return out;
+}
+
+at::Tensor logit_backward_impl(at::Tensor gi, const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps) {
+  if (eps && *eps >= 0) return backward_with(gi, grad, self, "logit_backward", "b_logit_backward_eps", *eps);
+  return backward_with(gi, grad, self, "logit_backward", "b_logit_backward");
+}
+at::Tensor logit_backward(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps) {
+  return logit_backward_impl({}, grad, self, eps);
+}
+at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps,
+                               at::Tensor& grad_input) {
+  logit_backward_impl(grad_input, grad, self, eps);
+  return grad_input;
+}
+
+// clamp with optional scalar bounds; NaN propagates for floating types, as on the CPU.
+at::Tensor clamp_impl(at::Tensor out, const at::Tensor& self, const std::optional<c10::Scalar>& lo,
+                      const std::optional<c10::Scalar>& hi) {
+  TORCH_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  auto iter = at::TensorIterator::unary_op(out, self);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  check_dtype("clamp", compute, Dtypes::NotBool);
+  bool floating = c10::isFloatingType(compute);
+  if (lo && hi)
+    run_pointwise(iter, "unary.cl", floating ? "u_clamp_scalar_float" : "u_clamp_scalar", compute,
+                  scalar_bits(*lo, compute), scalar_bits(*hi, compute));
+  else if (lo)
+    run_pointwise(iter, "unary.cl", floating ? "u_clamp_min_scalar_float" : "u_clamp_min_scalar", compute,
+                  scalar_bits(*lo, compute));
+  else
+    run_pointwise(iter, "unary.cl", floating ? "u_clamp_max_scalar_float" : "u_clamp_max_scalar", compute,
+                  scalar_bits(*hi, compute));
+  return iter.output();
+}
+at::Tensor clamp(const at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
+  return clamp_impl({}, self, lo, hi);
+}
+at::Tensor& clamp_(at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
+  clamp_impl(self, self, lo, hi);
+  return self;
+}
+at::Tensor& clamp_out(const at::Tensor& self, const std::optional<c10::Scalar>& lo,
+                      const std::optional<c10::Scalar>& hi, at::Tensor& out) {
+  clamp_impl(out, self, lo, hi);
+  return out;
+}
+at::Tensor clamp_min(const at::Tensor& self, const c10::Scalar& lo) { return clamp_impl({}, self, lo, std::nullopt); }
+at::Tensor& clamp_min_(at::Tensor& self, const c10::Scalar& lo) {
+  clamp_impl(self, self, lo, std::nullopt);
+  return self;
+}
+at::Tensor& clamp_min_out(const at::Tensor& self, const c10::Scalar& lo, at::Tensor& out) {
+  clamp_impl(out, self, lo, std::nullopt);
+  return out;
+}
+at::Tensor clamp_max(const at::Tensor& self, const c10::Scalar& hi) { return clamp_impl({}, self, std::nullopt, hi); }
+at::Tensor& clamp_max_(at::Tensor& self, const c10::Scalar& hi) {
+  clamp_impl(self, self, std::nullopt, hi);
+  return self;
+}
+at::Tensor& clamp_max_out(const at::Tensor& self, const c10::Scalar& hi, at::Tensor& out) {
+  clamp_impl(out, self, std::nullopt, hi);
+  return out;
+}
+
+}  // namespace
+
+#define DB_REGISTER_ACTIVATION(m, name) \
+  m.impl(#name, TORCH_FN(name));        \
+  m.impl(#name "_", TORCH_FN(name##_)); \
+  m.impl(#name ".out", TORCH_FN(name##_out))
+#define DB_REGISTER_BACKWARD(m, name) \
+  m.impl(#name, TORCH_FN(name));      \
+  m.impl(#name ".grad_input", TORCH_FN(name##_out))
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  DB_REGISTER_ACTIVATION(m, silu);
+  DB_REGISTER_ACTIVATION(m, mish);
+  DB_REGISTER_ACTIVATION(m, hardsigmoid);
+  DB_REGISTER_ACTIVATION(m, hardswish);
+  DB_REGISTER_ACTIVATION(m, leaky_relu);
+  DB_REGISTER_ACTIVATION(m, hardtanh);
+  DB_REGISTER_ACTIVATION(m, threshold);
+  DB_REGISTER_ACTIVATION(m, gelu);
+  DB_REGISTER_ACTIVATION(m, logit);
+  DB_REGISTER_ACTIVATION(m, clamp);
+  DB_REGISTER_ACTIVATION(m, clamp_min);
+  DB_REGISTER_ACTIVATION(m, clamp_max);
+  m.impl("softshrink", TORCH_FN(softshrink));
+  m.impl("softshrink.out", TORCH_FN(softshrink_out));
+  m.impl("hardshrink", TORCH_FN(hardshrink));
+  m.impl("hardshrink.out", TORCH_FN(hardshrink_out));
+  m.impl("softplus", TORCH_FN(softplus));
+  m.impl("softplus.out", TORCH_FN(softplus_out));
+  DB_REGISTER_BACKWARD(m, threshold_backward);
+  DB_REGISTER_BACKWARD(m, sigmoid_backward);
+  DB_REGISTER_BACKWARD(m, tanh_backward);
+  DB_REGISTER_BACKWARD(m, silu_backward);
+  DB_REGISTER_BACKWARD(m, hardsigmoid_backward);
+  DB_REGISTER_BACKWARD(m, hardtanh_backward);
+  DB_REGISTER_BACKWARD(m, softplus_backward);
+  DB_REGISTER_BACKWARD(m, softshrink_backward);
+  DB_REGISTER_BACKWARD(m, hardshrink_backward);
+  DB_REGISTER_BACKWARD(m, gelu_backward);
+  DB_REGISTER_BACKWARD(m, leaky_relu_backward);
+  DB_REGISTER_BACKWARD(m, logit_backward);
+  m.impl("hardswish_backward", TORCH_FN(hardswish_backward));
+  m.impl("hardswish_backward.out", TORCH_FN(hardswish_backward_out));
+  m.impl("mish_backward", TORCH_FN(mish_backward));
+}
+
+}  // namespace drawbridge::ops

@@ -1,0 +1,217 @@
+// Binary elementwise ops (cl/binary.cl): arithmetic, comparisons, logical and bitwise ops.
+#include <utility>
+
+#include <ATen/ScalarOps.h>
+#include <ATen/native/BinaryOps.h>
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+enum class Build {
+  Same,     // TensorIterator::binary_op: promoted common dtype
+  Float,    // binary_float_op: integers promote to float
+  Compare,  // comparison_op: bool output, computed in the inputs' common dtype
+};
+
+struct BinaryOp {
+  const char* functional;  // each name may be nullptr when the variant is composite
+  const char* inplace;
+  const char* out;
+  Build build;
+  Dtypes dtypes;
+  const char* float_kernel;
+  const char* int_kernel;
+  bool scalar_other = false;  // the second argument is a Scalar
+};
+
+constexpr BinaryOp kOps[] = {
+    {"mul.Tensor", "mul_.Tensor", "mul.out", Build::Same, Dtypes::All, "b_mul", "b_mul"},
+    {"div.Tensor", "div_.Tensor", "div.out", Build::Float, Dtypes::All, "b_div", nullptr},
+    {"remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out", Build::Same, Dtypes::NotBool, "b_remainder", "b_remainder"},
+    {"fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out", Build::Same, Dtypes::NotBool, "b_fmod", "b_fmod"},
+    {"pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out", Build::Same, Dtypes::NotBool, "b_pow", "b_pow"},
+    {"pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out", Build::Same, Dtypes::NotBool, "b_pow", "b_pow", true},
+    {"atan2", "atan2_", "atan2.out", Build::Float, Dtypes::All, "b_atan2", nullptr},
+    {"hypot", "hypot_", "hypot.out", Build::Same, Dtypes::Floating, "b_hypot", nullptr},
+    {"copysign.Tensor", "copysign_.Tensor", "copysign.out", Build::Float, Dtypes::All, "b_copysign", nullptr},
+    {"minimum", nullptr, "minimum.out", Build::Same, Dtypes::All, "b_minimum", "b_minimum"},
+    {"maximum", nullptr, "maximum.out", Build::Same, Dtypes::All, "b_maximum", "b_maximum"},
+    {"fmin", nullptr, "fmin.out", Build::Same, Dtypes::All, "b_fmin", "b_minimum"},
+    {"fmax", nullptr, "fmax.out", Build::Same, Dtypes::All, "b_fmax", "b_maximum"},
+    {"xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor", Build::Float, Dtypes::All, "b_xlogy", nullptr},
+    {"heaviside", "heaviside_", "heaviside.out", Build::Same, Dtypes::All, "b_heaviside", "b_heaviside"},
+    {"eq.Tensor", "eq_.Tensor", "eq.Tensor_out", Build::Compare, Dtypes::All, "b_eq", "b_eq"},
+    {"ne.Tensor", "ne_.Tensor", "ne.Tensor_out", Build::Compare, Dtypes::All, "b_ne", "b_ne"},
+    {"lt.Tensor", "lt_.Tensor", "lt.Tensor_out", Build::Compare, Dtypes::All, "b_lt", "b_lt"},
+    {"le.Tensor", "le_.Tensor", "le.Tensor_out", Build::Compare, Dtypes::All, "b_le", "b_le"},
+    {"gt.Tensor", "gt_.Tensor", "gt.Tensor_out", Build::Compare, Dtypes::All, "b_gt", "b_gt"},
+    {"ge.Tensor", "ge_.Tensor", "ge.Tensor_out", Build::Compare, Dtypes::All, "b_ge", "b_ge"},
+    {"eq.Scalar", "eq_.Scalar", "eq.Scalar_out", Build::Compare, Dtypes::All, "b_eq", "b_eq", true},
+    {"ne.Scalar", "ne_.Scalar", "ne.Scalar_out", Build::Compare, Dtypes::All, "b_ne", "b_ne", true},
+    {"lt.Scalar", "lt_.Scalar", "lt.Scalar_out", Build::Compare, Dtypes::All, "b_lt", "b_lt", true},
+    {"le.Scalar", "le_.Scalar", "le.Scalar_out", Build::Compare, Dtypes::All, "b_le", "b_le", true},
+    {"gt.Scalar", "gt_.Scalar", "gt.Scalar_out", Build::Compare, Dtypes::All, "b_gt", "b_gt", true},
+    {"ge.Scalar", "ge_.Scalar", "ge.Scalar_out", Build::Compare, Dtypes::All, "b_ge", "b_ge", true},
+    {nullptr, nullptr, "logical_and.out", Build::Compare, Dtypes::All, "b_logical_and", "b_logical_and"},
+    {nullptr, nullptr, "logical_or.out", Build::Compare, Dtypes::All, "b_logical_or", "b_logical_or"},
+    {nullptr, nullptr, "logical_xor.out", Build::Compare, Dtypes::All, "b_logical_xor", "b_logical_xor"},
+    {"bitwise_and.Tensor", "bitwise_and_.Tensor", "bitwise_and.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_bitwise_and"},
+    {"bitwise_or.Tensor", "bitwise_or_.Tensor", "bitwise_or.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_bitwise_or"},
+    {"bitwise_xor.Tensor", "bitwise_xor_.Tensor", "bitwise_xor.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_bitwise_xor"},
+    {"bitwise_left_shift.Tensor", "bitwise_left_shift_.Tensor", "bitwise_left_shift.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_lshift"},
+    {"bitwise_right_shift.Tensor", "bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_rshift"},
+};
+
+at::TensorIterator build(Build kind, at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  switch (kind) {
+    case Build::Same: return at::TensorIterator::binary_op(out, a, b);
+    case Build::Float: return at::TensorIterator::binary_float_op(out, a, b);
+    case Build::Compare: return at::TensorIterator::comparison_op(out, a, b);
+  }
+  TORCH_INTERNAL_ASSERT(false);
+}
+
+const char* pick_kernel(const char* op, c10::ScalarType compute, Dtypes dtypes, const char* float_kernel,
+                        const char* int_kernel) {
+  check_dtype(op, compute, dtypes);
+  const char* kernel = c10::isFloatingType(compute) ? float_kernel : int_kernel;
+  TORCH_CHECK_NOT_IMPLEMENTED(kernel, "\"", op, "\" not implemented for '", c10::toString(compute), "' on ocl");
+  return kernel;
+}
+
+template <typename... Extra>
+void run(const char* op, at::TensorIterator& iter, Dtypes dtypes, const char* float_kernel, const char* int_kernel,
+         const Extra&... extra) {
+  // Comparisons compute in the inputs' common dtype, not in the output's bool.
+  c10::ScalarType compute = iter.common_dtype();
+  run_pointwise(iter, "binary.cl", pick_kernel(op, compute, dtypes, float_kernel, int_kernel), compute, extra...);
+}
+
+at::Tensor other_tensor(const at::Tensor& t) { return t; }
+at::Tensor other_tensor(const c10::Scalar& s) { return at::native::wrapped_scalar_tensor(s); }
+
+template <int I, typename Other>
+at::Tensor binary_impl(at::Tensor out, const at::Tensor& a, const Other& b) {
+  const BinaryOp& op = kOps[I];
+  auto iter = build(op.build, out, a, other_tensor(b));
+  run(op.out, iter, op.dtypes, op.float_kernel, op.int_kernel);
+  return iter.output();
+}
+
+template <int I, typename Other>
+at::Tensor binary(const at::Tensor& a, const Other& b) {
+  return binary_impl<I>(at::Tensor(), a, b);
+}
+
+template <int I, typename Other>
+at::Tensor& binary_(at::Tensor& a, const Other& b) {
+  binary_impl<I>(a, a, b);
+  return a;
+}
+
+template <int I, typename Other>
+at::Tensor& binary_out(const at::Tensor& a, const Other& b, at::Tensor& out) {
+  binary_impl<I>(out, a, b);
+  return out;
+}
+
+template <int I>
+void register_one(torch::Library& m) {
+  const BinaryOp& op = kOps[I];
+  if (op.scalar_other) {
+    if (op.functional) m.impl(op.functional, TORCH_FN((binary<I, c10::Scalar>)));
+    if (op.inplace) m.impl(op.inplace, TORCH_FN((binary_<I, c10::Scalar>)));
+    if (op.out) m.impl(op.out, TORCH_FN((binary_out<I, c10::Scalar>)));
+  } else {
+    if (op.functional) m.impl(op.functional, TORCH_FN((binary<I, at::Tensor>)));
+    if (op.inplace) m.impl(op.inplace, TORCH_FN((binary_<I, at::Tensor>)));
+    if (op.out) m.impl(op.out, TORCH_FN((binary_out<I, at::Tensor>)));
+  }
+}
+
+template <int... I>
+void register_all(torch::Library& m, std::integer_sequence<int, I...>) {
+  (register_one<I>(m), ...);
+}
+
+// add / sub: a + alpha * b. Each *_impl writes into `out` (allocated when undefined) and
+// returns the result; the functional, in-place and out= variants wrap it.
+template <bool Subtract>
+at::Tensor add_sub_impl(at::Tensor out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  if (Subtract) at::native::sub_check(a, b);
+  auto iter = at::TensorIterator::binary_op(out, a, b);
+  at::native::alpha_check(iter.dtype(), alpha);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  const char* kernel = Subtract ? "b_sub" : "b_add";
+  run(Subtract ? "sub" : "add", iter, Dtypes::All, kernel, kernel, scalar_bits(alpha, compute));
+  return iter.output();
+}
+
+template <bool Subtract>
+at::Tensor add_sub(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  return add_sub_impl<Subtract>(at::Tensor(), a, b, alpha);
+}
+
+template <bool Subtract>
+at::Tensor& add_sub_(at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  add_sub_impl<Subtract>(a, a, b, alpha);
+  return a;
+}
+
+template <bool Subtract>
+at::Tensor& add_sub_out(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha, at::Tensor& out) {
+  add_sub_impl<Subtract>(out, a, b, alpha);
+  return out;
+}
+
+// div with rounding_mode None (true division), "trunc" or "floor".
+at::Tensor div_mode_impl(at::Tensor out, const at::Tensor& a, const at::Tensor& b,
+                         std::optional<c10::string_view> mode) {
+  if (!mode.has_value()) {
+    auto iter = at::TensorIterator::binary_float_op(out, a, b);
+    run("div", iter, Dtypes::All, "b_div", nullptr);
+    return iter.output();
+  }
+  TORCH_CHECK(*mode == "trunc" || *mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+  auto iter = at::TensorIterator::binary_op(out, a, b);
+  const char* kernel = *mode == "trunc" ? "b_div_trunc" : "b_div_floor";
+  run("div", iter, Dtypes::NotBool, kernel, kernel);
+  return iter.output();
+}
+
+at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
+  return div_mode_impl(at::Tensor(), a, b, mode);
+}
+
+at::Tensor& div_mode_(at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
+  div_mode_impl(a, a, b, mode);
+  return a;
+}
+
+at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode,
+                         at::Tensor& out) {
+  div_mode_impl(out, a, b, mode);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  register_all(m, std::make_integer_sequence<int, sizeof(kOps) / sizeof(kOps[0])>());
+  m.impl("add.Tensor", TORCH_FN(add_sub<false>));
+  m.impl("add_.Tensor", TORCH_FN(add_sub_<false>));
+  m.impl("add.out", TORCH_FN(add_sub_out<false>));
+  m.impl("sub.Tensor", TORCH_FN(add_sub<true>));
+  m.impl("sub_.Tensor", TORCH_FN(add_sub_<true>));
+  m.impl("sub.out", TORCH_FN(add_sub_out<true>));
+  m.impl("div.Tensor_mode", TORCH_FN(div_mode));
+  m.impl("div_.Tensor_mode", TORCH_FN(div_mode_));
+  m.impl("div.out_mode", TORCH_FN(div_mode_out));
+}
+
+}  // namespace drawbridge::ops

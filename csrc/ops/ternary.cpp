@@ -1,0 +1,140 @@
+// Ternary elementwise ops (cl/ternary.cl): where, addcmul, addcdiv, lerp.
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+at::TensorIterator promoting(at::Tensor& out, std::initializer_list<const at::Tensor*> inputs) {
+  at::TensorIteratorConfig config;
+  config.add_output(out)
+      .promote_inputs_to_common_dtype(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(true)
+      .allow_cpu_scalars(true);
+  for (const at::Tensor* t : inputs) config.add_const_input(*t);
+  return config.build();
+}
+
+at::Tensor where_impl(at::Tensor out, const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(cond.scalar_type() == c10::kBool || cond.scalar_type() == c10::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ", cond.scalar_type());
+  c10::ScalarType result = at::result_type(self, other);
+  if (out.defined()) {
+    TORCH_CHECK(out.scalar_type() == result, "Expected out type to be ", result, " but got ", out.scalar_type());
+  } else {
+    out = at::empty({0}, self.options().dtype(result).device(cond.is_cpu() ? self.device() : cond.device()));
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .add_output(out)
+                  .add_const_input(cond)
+                  .add_const_input(self)
+                  .add_const_input(other)
+                  .allow_cpu_scalars(true)
+                  .build();
+  check_dtype("where", result, Dtypes::All);
+  run_pointwise(iter, "ternary.cl", "t_where", result);
+  return iter.output();
+}
+at::Tensor where(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
+  return where_impl({}, cond, self, other);
+}
+at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  where_impl(out, cond, self, other);
+  return out;
+}
+
+template <bool Divide>
+at::Tensor addc_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const c10::Scalar& value) {
+  if (Divide) {
+    TORCH_CHECK(!(c10::isIntegralType(t1.scalar_type(), true) && c10::isIntegralType(t2.scalar_type(), true)),
+                "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform "
+                "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+                "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+                "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
+                "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  }
+  auto iter = promoting(out, {&self, &t1, &t2});
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  check_dtype(Divide ? "addcdiv" : "addcmul", compute, Divide ? Dtypes::Floating : Dtypes::All);
+  run_pointwise(iter, "ternary.cl", Divide ? "t_addcdiv" : "t_addcmul", compute, scalar_bits(value, compute));
+  return iter.output();
+}
+template <bool Divide>
+at::Tensor addc(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value) {
+  return addc_impl<Divide>({}, self, t1, t2, value);
+}
+template <bool Divide>
+at::Tensor& addc_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value) {
+  addc_impl<Divide>(self, self, t1, t2, value);
+  return self;
+}
+template <bool Divide>
+at::Tensor& addc_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value,
+                     at::Tensor& out) {
+  addc_impl<Divide>(out, self, t1, t2, value);
+  return out;
+}
+
+at::Tensor lerp_tensor_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
+  TORCH_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(), " for `end` but got dtype ", end.dtype());
+  TORCH_CHECK(self.dtype() == weight.dtype(), "expected dtype ", self.dtype(), " for `weight` but got dtype ",
+              weight.dtype());
+  auto iter = promoting(out, {&self, &end, &weight});
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  check_dtype("lerp", compute, Dtypes::Floating);
+  run_pointwise(iter, "ternary.cl", "t_lerp", compute, uint64_t(0));  // p is unused
+  return iter.output();
+}
+at::Tensor lerp_scalar_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& end, const c10::Scalar& weight) {
+  TORCH_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(), " for `end` but got dtype ", end.dtype());
+  auto iter = promoting(out, {&self, &end});
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  check_dtype("lerp", compute, Dtypes::Floating);
+  run_pointwise(iter, "binary.cl", "b_lerp_scalar", compute, scalar_bits(weight, compute));
+  return iter.output();
+}
+template <typename W>
+at::Tensor lerp_any(at::Tensor out, const at::Tensor& self, const at::Tensor& end, const W& weight) {
+  if constexpr (std::is_same_v<W, at::Tensor>) return lerp_tensor_impl(out, self, end, weight);
+  else return lerp_scalar_impl(out, self, end, weight);
+}
+template <typename W>
+at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const W& weight) {
+  return lerp_any<W>({}, self, end, weight);
+}
+template <typename W>
+at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const W& weight) {
+  lerp_any<W>(self, self, end, weight);
+  return self;
+}
+template <typename W>
+at::Tensor& lerp_out(const at::Tensor& self, const at::Tensor& end, const W& weight, at::Tensor& out) {
+  lerp_any<W>(out, self, end, weight);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("where.self", TORCH_FN(where));
+  m.impl("where.self_out", TORCH_FN(where_out));
+  m.impl("addcmul", TORCH_FN(addc<false>));
+  m.impl("addcmul_", TORCH_FN(addc_<false>));
+  m.impl("addcmul.out", TORCH_FN(addc_out<false>));
+  m.impl("addcdiv", TORCH_FN(addc<true>));
+  m.impl("addcdiv_", TORCH_FN(addc_<true>));
+  m.impl("addcdiv.out", TORCH_FN(addc_out<true>));
+  m.impl("lerp.Scalar", TORCH_FN(lerp<c10::Scalar>));
+  m.impl("lerp_.Scalar", TORCH_FN(lerp_<c10::Scalar>));
+  m.impl("lerp.Scalar_out", TORCH_FN(lerp_out<c10::Scalar>));
+  m.impl("lerp.Tensor", TORCH_FN(lerp<at::Tensor>));
+  m.impl("lerp_.Tensor", TORCH_FN(lerp_<at::Tensor>));
+  m.impl("lerp.Tensor_out", TORCH_FN(lerp_out<at::Tensor>));
+}
+
+}  // namespace drawbridge::ops

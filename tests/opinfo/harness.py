@@ -1,0 +1,247 @@
+"""Measures native ocl kernels against PyTorch's OpInfo database.
+
+For each OpInfo entry and dtype, the sample inputs are built on the CPU, run on the CPU for the
+expected result, moved to ocl and run there with DRAWBRIDGE_FALLBACK=error, so that only native
+kernels count. Ops run in child processes, so a crash loses one op, not the run.
+
+    python tests/opinfo/harness.py --out report.json [--ops add,mul] [--markdown docs/ops.md]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+DTYPES = ["float32", "float16", "bfloat16", "int64", "bool"]
+MAX_SAMPLES = 6
+# float32 kernels use OpenCL's math library, whose functions are within a few ulp, not
+# correctly rounded: allow 1e-5 relative error (torch.testing's default is 1.3e-6).
+TOLERANCES = {"float32": (1e-5, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-3)}
+
+
+def op_key(op) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+# Results that are random or uninitialised: compared by shape, dtype and device only.
+UNCHECKED_VALUES = ("empty", "rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
+                    "exponential", "geometric", "log_normal", "cauchy")
+
+
+def to_ocl(x, key=None):
+    """Moves a sample to ocl, keeping each tensor's storage, offset and strides (so views and
+    non-contiguous inputs stay what they are), and pointing device= arguments at ocl."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        x = x.detach()
+        if x.layout != torch.strided:
+            return x.to("ocl")
+        storage = x.untyped_storage().ocl()
+        return torch.empty(0, dtype=x.dtype, device="ocl").set_(storage, x.storage_offset(), x.size(), x.stride())
+    if key == "device" and isinstance(x, (str, torch.device)):
+        return torch.device("ocl")
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_ocl(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_ocl(v, k) for k, v in x.items()}
+    return x
+
+
+def to_cpu(x):
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return x.cpu()
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_cpu(v) for v in x)
+    return x
+
+
+def compare(actual, expected, dtype_name, values=True):
+    import torch
+
+    rtol, atol = TOLERANCES.get(dtype_name, (0, 0))
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual)}"
+        assert actual.device.type == "ocl", f"result on {actual.device}, not ocl"
+        actual = actual.cpu()
+        if not values:
+            assert actual.shape == expected.shape and actual.dtype == expected.dtype
+            return
+        if expected.is_floating_point() or expected.is_complex():
+            torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True, check_stride=False)
+        else:
+            torch.testing.assert_close(actual, expected, rtol=0, atol=0, check_stride=False)
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            compare(a, e, dtype_name, values)
+    elif isinstance(expected, (int, float, bool)):
+        assert actual == expected or (actual != actual and expected != expected)
+
+
+def run_one(op, dtype_name) -> tuple[str, str]:
+    """(status, detail): pass, fallback, fail, skip."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    if dtype not in op.supported_dtypes("cpu"):
+        return "skip", "dtype not supported on CPU"
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))[:MAX_SAMPLES]
+    except Exception as e:  # the OpInfo cannot build samples here
+        return "skip", f"samples: {e!r}"[:300]
+    if not samples:
+        return "skip", "no samples"
+    ran = 0
+    for sample in samples:
+        try:
+            torch.manual_seed(0)
+            expected = op(sample.input, *sample.args, **sample.kwargs)
+        except Exception:
+            continue  # the CPU rejects this sample too
+        try:
+            inp, args, kwargs = to_ocl(sample.input), to_ocl(sample.args), to_ocl(sample.kwargs)
+            torch.manual_seed(0)
+            actual = op(inp, *args, **kwargs)
+            compare(actual, expected, dtype_name, values=not any(w in op.name for w in UNCHECKED_VALUES))
+            ran += 1
+        except NotImplementedError as e:
+            if "DRAWBRIDGE_FALLBACK=error" in str(e):
+                return "fallback", str(e).split("'")[1] if "'" in str(e) else str(e)[:200]
+            return "fail", f"NotImplementedError: {e}"[:400]
+        except Exception as e:
+            return "fail", f"{type(e).__name__}: {e}"[:400]
+    return ("pass", f"{ran} samples") if ran else ("skip", "CPU rejected every sample")
+
+
+def child(names: list[str], out_path: str) -> None:
+    os.environ["DRAWBRIDGE_FALLBACK"] = "error"
+    import warnings
+
+    warnings.simplefilter("ignore")
+    import torch
+    import drawbridge  # noqa: F401
+
+    drawbridge.set_fallback_mode("error")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    ops = {op_key(op): op for op in op_db}
+    with open(out_path, "a") as out:
+        for name in names:
+            out.write(json.dumps({"op": name, "started": True}) + "\n")
+            out.flush()
+            for dtype_name in DTYPES:
+                status, detail = run_one(ops[name], dtype_name)
+                out.write(json.dumps({"op": name, "dtype": dtype_name, "status": status, "detail": detail}) + "\n")
+                out.flush()
+
+
+def all_op_names() -> list[str]:
+    import torch  # noqa: F401
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return [op_key(op) for op in op_db]
+
+
+def run(names: list[str], workers: int = 1, chunk: int = 60) -> dict:
+    """Runs the ops in child processes; returns {op: {dtype: [status, detail]}}."""
+    results: dict = {}
+    pending = list(names)
+    tmp = tempfile.mkdtemp(prefix="opinfo-")
+    while pending:
+        batch, pending = pending[:chunk], pending[chunk:]
+        while batch:
+            path = os.path.join(tmp, f"batch{time.monotonic_ns()}.jsonl")
+            proc = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--child", path, "--ops", ",".join(batch)],
+                cwd=tmp, capture_output=True, text=True, timeout=3600,
+            )
+            started, done = [], set()
+            if os.path.exists(path):
+                for line in open(path):
+                    rec = json.loads(line)
+                    if rec.get("started"):
+                        started.append(rec["op"])
+                    else:
+                        results.setdefault(rec["op"], {})[rec["dtype"]] = [rec["status"], rec["detail"]]
+                        if len(results[rec["op"]]) == len(DTYPES):
+                            done.add(rec["op"])
+            if proc.returncode == 0:
+                break
+            # The child died inside the last op it started: record a crash and go on after it.
+            crashed = started[-1] if started else batch[0]
+            for dtype_name in DTYPES:
+                results.setdefault(crashed, {}).setdefault(
+                    dtype_name, ["crash", f"child exited with {proc.returncode}: {proc.stderr[-300:]}"])
+            batch = batch[batch.index(crashed) + 1:]
+    return results
+
+
+def summarize(results: dict) -> dict:
+    counts = {d: {} for d in DTYPES}
+    for per_dtype in results.values():
+        for d, (status, _) in per_dtype.items():
+            counts[d][status] = counts[d].get(status, 0) + 1
+    return counts
+
+
+def markdown(results: dict) -> str:
+    counts = summarize(results)
+    lines = [
+        "# Operator coverage",
+        "",
+        "Generated by `tests/opinfo/harness.py` from PyTorch's OpInfo database (`op_db`): each entry's",
+        "sample inputs run on ocl with `DRAWBRIDGE_FALLBACK=error` and are compared with the CPU.",
+        "**pass**: every sample matched, natively. **fallback**: the op needs an operator that has no",
+        "native kernel yet (named in the last column); on a user's machine it runs through the CPU",
+        "fallback. **fail**: wrong result or error. **skip**: the CPU does not support the dtype.",
+        "",
+        "| dtype | " + " | ".join(["pass", "fallback", "fail", "crash", "skip"]) + " |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d in DTYPES:
+        c = counts[d]
+        lines.append(f"| {d} | " + " | ".join(str(c.get(s, 0)) for s in ["pass", "fallback", "fail", "crash", "skip"]) + " |")
+    lines += ["", "| OpInfo entry | " + " | ".join(DTYPES) + " | first missing operator or failure (float32) |",
+              "|---|" + "---|" * (len(DTYPES) + 1)]
+    for name in sorted(results):
+        per = results[name]
+        cells = [per.get(d, ["?", ""])[0] for d in DTYPES]
+        note = per.get("float32", ["", ""])
+        detail = note[1] if note[0] in ("fallback", "fail", "crash") else ""
+        detail = detail.replace("|", "\\|").replace("\n", " ")[:120]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {detail} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--child")
+    parser.add_argument("--ops", default="")
+    parser.add_argument("--out", default="opinfo_report.json")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    names = [n for n in args.ops.split(",") if n]
+    if args.child:
+        child(names, args.child)
+        return
+    names = names or all_op_names()
+    start = time.time()
+    results = run(names)
+    report = {"seconds": round(time.time() - start, 1), "summary": summarize(results), "results": results}
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1, sort_keys=True)
+    print(json.dumps(report["summary"], indent=1))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(results))
+
+
+if __name__ == "__main__":
+    main()
