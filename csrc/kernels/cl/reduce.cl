@@ -20,13 +20,6 @@ typedef struct {
   ulong in_inner_strides[MAX_DIMS];
 } ReduceDesc;
 
-typedef CAT(C_, CT) ct;
-#define CT_IS_FLOAT CAT(FLOAT_, CT)
-inline ct bits_to_ct(ulong bits) {
-  union { ulong u; ct v; } x;
-  x.u = bits;
-  return x.v;
-}
 
 inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong* strides) {
   ulong off = 0;
@@ -142,8 +135,8 @@ inline Welford welford_merge(Welford a, Welford b) {
 REDUCTION(var, Welford, WELFORD_ZERO, acc = welford_add(acc, x), acc = welford_merge(acc, other), acc.m2 / fmax(acc.n - p, (ct)0), 0)
 REDUCTION(std, Welford, WELFORD_ZERO, acc = welford_add(acc, x), acc = welford_merge(acc, other), sqrt(acc.m2 / fmax(acc.n - p, (ct)0)), 0)
 #else
-REDUCTION(amax, ct, x_min_value(), acc = x > acc ? x : acc, acc = other > acc ? other : acc, acc, 0)
-REDUCTION(amin, ct, x_max_value(), acc = x < acc ? x : acc, acc = other < acc ? other : acc, acc, 0)
+REDUCTION(amax, ct, CAT(MIN_, CT), acc = x > acc ? x : acc, acc = other > acc ? other : acc, acc, 0)
+REDUCTION(amin, ct, CAT(MAX_, CT), acc = x < acc ? x : acc, acc = other < acc ? other : acc, acc, 0)
 #endif
 
 // Value and index of the maximum/minimum; NaN wins, the first index wins ties (as the CPU).

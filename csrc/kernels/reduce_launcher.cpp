@@ -1,0 +1,112 @@
+#include "kernels/reduce_launcher.h"
+
+#include <algorithm>
+
+#include <ATen/ops/empty.h>
+
+#include "core/device_state.h"
+#include "kernels/kernel_library.h"
+#include "kernels/pointwise_launcher.h"
+#include "runtime/commands.h"
+
+namespace drawbridge::kernels {
+
+namespace {
+
+constexpr size_t kWorkGroup = 256;  // WG in reduce.cl: the size of the local scratch array
+
+// ReduceDesc of reduce.cl, as u64 words.
+struct ReduceDesc {
+  uint64_t num_outputs = 0, inner = 0, chunk = 0, chunks = 1, outer_ndim = 0, inner_ndim = 0;
+  uint64_t outer_sizes[kMaxDims] = {}, inner_sizes[kMaxDims] = {};
+  uint64_t out_strides[kMaxDims] = {}, out2_strides[kMaxDims] = {};
+  uint64_t in_outer_strides[kMaxDims] = {}, in_inner_strides[kMaxDims] = {};
+};
+
+// A power of two (the tree reduction needs one), enough for `work` items, at most kWorkGroup.
+size_t group_size(const runtime::Kernel& kernel, uint64_t work) {
+  size_t cap = std::min(kWorkGroup, kernel.max_work_group_size), local = 1;
+  while (local * 2 <= cap && local < work) local *= 2;
+  return local;
+}
+
+}  // namespace
+
+void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_t param) {
+  const int noutputs = iter.noutputs();
+  TORCH_INTERNAL_ASSERT(noutputs == 1 || noutputs == 2, "reductions have one or two outputs");
+  const int input = noutputs;
+  ReduceDesc d;
+  for (int dim = 0; dim < iter.ndim(); ++dim) {
+    const int64_t size = iter.shape()[dim];
+    // Size-0 dims count as reduced: with a non-empty output, only a reduced dim can be empty.
+    const bool reduced = iter.strides(0)[dim] == 0 && size != 1;
+    if (reduced) {
+      TORCH_CHECK_NOT_IMPLEMENTED(d.inner_ndim < kMaxDims, "ocl reductions support at most ", kMaxDims, " dims");
+      d.inner_sizes[d.inner_ndim] = size;
+      d.in_inner_strides[d.inner_ndim] = iter.strides(input)[dim];
+      d.inner_ndim++;
+    } else {
+      TORCH_CHECK_NOT_IMPLEMENTED(d.outer_ndim < kMaxDims, "ocl reductions support at most ", kMaxDims, " dims");
+      d.outer_sizes[d.outer_ndim] = size;
+      d.out_strides[d.outer_ndim] = iter.strides(0)[dim];
+      if (noutputs == 2) d.out2_strides[d.outer_ndim] = iter.strides(1)[dim];
+      d.in_outer_strides[d.outer_ndim] = iter.strides(input)[dim];
+      d.outer_ndim++;
+    }
+  }
+  d.num_outputs = 1;
+  for (uint64_t i = 0; i < d.outer_ndim; ++i) d.num_outputs *= d.outer_sizes[i];
+  d.inner = 1;
+  for (uint64_t i = 0; i < d.inner_ndim; ++i) d.inner *= d.inner_sizes[i];
+  if (iter.numel() == 0) d.inner = 0;  // an empty input still has outputs: they get the initial value
+  if (d.num_outputs == 0 || iter.output(0).numel() == 0) return;
+
+  c10::DeviceIndex index = iter.device(0).index();
+  runtime::Device& device = core::checked_device(index);
+  const auto& props = device.properties();
+
+  // Enough work-groups to fill the device: split the reduced elements of few outputs in chunks.
+  const uint64_t target_groups = std::max<uint64_t>(props.compute_units * 8, 16);
+  const uint64_t min_chunk = kWorkGroup * 16;
+  if (d.num_outputs < target_groups && d.inner > 2 * min_chunk) {
+    d.chunks = std::min<uint64_t>((target_groups + d.num_outputs - 1) / d.num_outputs,
+                                  (d.inner + min_chunk - 1) / min_chunk);
+  }
+  d.chunk = d.chunks > 1 ? (d.inner + d.chunks - 1) / d.chunks : d.inner;
+  d.chunks = d.chunk ? (d.inner + d.chunk - 1) / d.chunk : 1;
+  if (d.chunks == 0) d.chunks = 1;
+
+  std::string options = " -DNARGS=1 -DWG=" + std::to_string(kWorkGroup);
+  const char* out_token = dtype_token(iter.dtype(0));
+  const char* in_token = dtype_token(iter.dtype(input));
+  const char* ct_token = dtype_token(spec.compute);
+  TORCH_CHECK_NOT_IMPLEMENTED(out_token && in_token && ct_token, spec.name, " on ocl does not support dtype ",
+                              iter.dtype(input));
+  options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
+  runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name);
+
+  auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };
+  runtime::BufferRef out = ref(0), in = d.inner ? ref(input) : out, out2 = noutputs == 2 ? ref(1) : out;
+  cl_ulong out_off = out.offset, in_off = in.offset, out2_off = out2.offset;
+  size_t local = group_size(kernel, d.chunk);
+  cl_command_queue queue = core::current_queue(index);
+
+  at::Tensor partials;
+  runtime::BufferRef part = out;
+  if (d.chunks > 1) {
+    partials = at::empty({static_cast<int64_t>(d.num_outputs * d.chunks * spec.accumulator_bytes)},
+                         iter.output(0).options().dtype(at::kByte));
+    part = device.memory().resolve(partials.data_ptr());
+  }
+  cl_ulong part_off = part.offset;
+  runtime::launch(kernel, queue, d.num_outputs * d.chunks, local, d, out.mem, out_off, out2.mem, out2_off, in.mem,
+                  in_off, part.mem, part_off, param);
+  if (d.chunks > 1) {
+    runtime::Kernel& finish = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_finish");
+    runtime::launch(finish, queue, d.num_outputs, group_size(finish, d.chunks), d, out.mem, out_off, out2.mem, out2_off, part.mem,
+                    part_off, param);
+  }
+}
+
+}  // namespace drawbridge::kernels
