@@ -10,7 +10,7 @@ APT_PACKAGES := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libclblast-dev
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all setup system-deps install demo test test-cpp test-py bench clean
+.PHONY: all setup system-deps install demo test test-cpp test-py bench clean ops-doc
 
 all: install
 
@@ -54,3 +54,8 @@ bench: install
 
 clean:
 	rm -rf build *.egg-info
+
+# Regenerates docs/ops.md from a fresh OpInfo run (about as long as the OpInfo test).
+ops-doc: install
+	mkdir -p build/opinfo
+	cd build/opinfo && ../../$(PY) ../../tests/opinfo/harness.py --out report.json --markdown ../../docs/ops.md

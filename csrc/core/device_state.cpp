@@ -73,4 +73,17 @@ cl_command_queue queue_of(const c10::Stream& stream) {
   return checked_device(stream.device_index()).queue(static_cast<int>(stream.id()));
 }
 
+void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue) {
+  int code = checked_device(index).take_error(queue);
+  TORCH_CHECK_INDEX(code == 0, "ocl device-side assert: a kernel met an index out of range and skipped it "
+                    "(like CUDA's device-side assert). The op that produced it left those elements unwritten; run "
+                    "with DRAWBRIDGE_SYNC=1 to raise at the op itself.");
+}
+
+void synchronize_device(c10::DeviceIndex index) {
+  auto& dev = checked_device(index);
+  dev.synchronize();
+  raise_device_errors(index, dev.queue(0));
+}
+
 }  // namespace drawbridge::core

@@ -25,6 +25,11 @@ void set_current_stream(const c10::Stream& stream);
 c10::Stream stream_from_pool(c10::DeviceIndex index);
 
 cl_command_queue queue_of(const c10::Stream& stream);
+
+// Raises the device-side assert of an earlier kernel (an index out of range), if one fired.
+// Called wherever the host waits for the device: item(), device-to-host copies, synchronize().
+void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue);
+void synchronize_device(c10::DeviceIndex index);
 inline cl_command_queue current_queue(c10::DeviceIndex index = -1) { return queue_of(current_stream(index)); }
 
 }  // namespace drawbridge::core

@@ -69,8 +69,11 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
   bool queryStream(const c10::Stream& stream) const override { return runtime::queue_idle(queue_of(stream)); }
-  void synchronizeStream(const c10::Stream& stream) const override { DB_CL_CHECK(clFinish(queue_of(stream))); }
-  void synchronizeDevice(const c10::DeviceIndex index) const override { checked_device(index).synchronize(); }
+  void synchronizeStream(const c10::Stream& stream) const override {
+    DB_CL_CHECK(clFinish(queue_of(stream)));
+    raise_device_errors(stream.device_index(), queue_of(stream));
+  }
+  void synchronizeDevice(const c10::DeviceIndex index) const override { synchronize_device(index); }
   void recordDataPtrOnStream(const c10::DataPtr& ptr, const c10::Stream& stream) const override {
     device_allocator().recordStream(ptr, stream);
   }

@@ -62,6 +62,7 @@ runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, co
   TORCH_INTERNAL_ASSERT(common != sources.end() && body != sources.end(), "no embedded OpenCL source ", file);
   std::string opts = options;
   if (opts.find("f64") != std::string::npos) opts += " -DUSE_FP64";
+  opts += " -w";  // kernels of other operand counts in the same file warn; drivers print warnings
   runtime::Kernel& kernel = runtime::get_kernel(device, file, common->second + "\n" + body->second, opts, name);
   std::unique_lock<std::shared_mutex> lock(mutex);
   kernels.emplace(std::move(key), &kernel);

@@ -5,7 +5,6 @@
 // CPU's bit for bit. Device-side copies go through the pointwise launcher.
 #include <cstring>
 
-#include <ATen/Dispatch_v2.h>
 #include <ATen/native/TensorIterator.h>
 #include <torch/library.h>
 
@@ -13,6 +12,7 @@
 #include "core/host_allocator.h"
 #include "kernels/kernel_library.h"
 #include "kernels/pointwise_launcher.h"
+#include "ops/pointwise.h"
 #include "runtime/commands.h"
 
 namespace drawbridge::ops {
@@ -96,6 +96,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
     core::host_allocator().record_event(host.data_ptr(), done);
     clReleaseEvent(done);
   }
+  if (!async) core::raise_device_errors(src.device().index(), queue);
   if (!direct) dst.copy_(host);
 }
 
@@ -129,17 +130,6 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
-// The bits the CPU's fill_ stores for `value` in dtype T. Like the CPU, it checks for overflow
-// only when filling more than one element.
-template <typename T>
-T fill_value(const at::Scalar& value, bool checked) {
-  if (checked) return value.to<T>();
-  if constexpr (std::is_same_v<T, bool>) return value.toBool();
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(value.toLong());
-  else if constexpr (c10::is_complex<T>::value) return static_cast<T>(value.toComplexDouble());
-  else return static_cast<T>(value.toDouble());
-}
-
 at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
   auto iter = at::TensorIteratorConfig()
@@ -148,12 +138,9 @@ at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
                   .check_all_same_dtype(false)
                   .build();
   c10::DeviceGuard guard(self.device());
-  const bool checked = self.numel() > 1;
-  AT_DISPATCH_V2(self.scalar_type(), "fill_", AT_WRAP([&] {
-    // The kernel stores raw bits of the element's size.
-    kernels::launch_pointwise(iter, {"fill.cl", "fill", self.scalar_type(), "", /*raw=*/true},
-                              fill_value<scalar_t>(value, checked));
-  }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  // Like the CPU, check for overflow only when filling more than one element.
+  ElementBits bits = element_bits(value, self.scalar_type(), /*checked=*/self.numel() > 1);
+  kernels::launch_pointwise_impl(iter, {"fill.cl", "fill", self.scalar_type(), "", /*raw=*/true}, {bits.arg()});
   return self;
 }
 
@@ -169,7 +156,9 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() > 0, "item() on a tensor with no elements");
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   c10::DeviceGuard guard(self.device());
-  runtime::enqueue_read(core::current_queue(), buffer_of(self), host.data_ptr(), self.element_size(), true);
+  cl_command_queue queue = core::current_queue();
+  runtime::enqueue_read(queue, buffer_of(self), host.data_ptr(), self.element_size(), true);
+  core::raise_device_errors(self.device().index(), queue);
   return host.item();
 }
 

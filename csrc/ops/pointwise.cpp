@@ -27,4 +27,26 @@ uint64_t scalar_bits(const c10::Scalar& value, c10::ScalarType compute) {
   return bits;
 }
 
+namespace {
+template <typename T>
+T convert_like_fill(const c10::Scalar& value, bool checked) {
+  if (checked) return value.to<T>();
+  if constexpr (std::is_same_v<T, bool>) return value.toBool();
+  else if constexpr (std::is_integral_v<T>) return static_cast<T>(value.toLong());
+  else if constexpr (c10::is_complex<T>::value) return static_cast<T>(value.toComplexDouble());
+  else return static_cast<T>(value.toDouble());
+}
+}  // namespace
+
+ElementBits element_bits(const c10::Scalar& value, c10::ScalarType type, bool checked) {
+  ElementBits bits;
+  AT_DISPATCH_V2(type, "ocl_element_bits", AT_WRAP([&] {
+    scalar_t v = convert_like_fill<scalar_t>(value, checked);
+    static_assert(sizeof(scalar_t) <= sizeof(bits.bytes));
+    std::memcpy(bits.bytes, &v, sizeof(scalar_t));
+    bits.size = sizeof(scalar_t);
+  }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  return bits;
+}
+
 }  // namespace drawbridge::ops

@@ -17,6 +17,15 @@ void check_dtype(const char* op, c10::ScalarType type, Dtypes allowed);
 // A scalar argument of a kernel, converted to the compute type and passed as 8 bytes (ulong).
 uint64_t scalar_bits(const c10::Scalar& value, c10::ScalarType compute);
 
+// The bits `value` has when stored in dtype `type`, converted as the CPU's fill_ does (with its
+// overflow check when `checked`); passed to kernels that store raw bits.
+struct ElementBits {
+  alignas(16) uint8_t bytes[16] = {};
+  size_t size = 0;
+  runtime::KernelArg arg() const { return {size, bytes}; }
+};
+ElementBits element_bits(const c10::Scalar& value, c10::ScalarType type, bool checked = true);
+
 // Runs kernel `name` of cl/`file` over iter. The compute type defaults to that of the iterator's
 // common dtype.
 template <typename... Extra>

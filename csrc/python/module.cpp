@@ -86,7 +86,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_device_properties", [](int index) { return device_properties(static_cast<c10::DeviceIndex>(index)); });
   m.def("_synchronize", [](int index) {
     py::gil_scoped_release no_gil;
-    core::checked_device(static_cast<c10::DeviceIndex>(index)).synchronize();
+    core::synchronize_device(static_cast<c10::DeviceIndex>(index));
   });
   m.def("_elapsed_ms", [](uintptr_t start, uintptr_t end) {
     py::gil_scoped_release no_gil;

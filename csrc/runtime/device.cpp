@@ -212,6 +212,27 @@ cl_command_queue Device::queue(int stream_index) {
   return q;
 }
 
+cl_mem Device::error_flag() {
+  std::call_once(error_once_, [this] {
+    cl_int status = CL_SUCCESS;
+    cl_int zero = 0;
+    error_flag_ = clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(cl_int), &zero, &status);
+    DB_CL_CHECK(status);
+  });
+  return error_flag_;
+}
+
+int Device::take_error(cl_command_queue q) {
+  if (!error_flag_) return 0;  // no kernel that checks indices has run
+  cl_int value = 0;
+  DB_CL_CHECK(clEnqueueReadBuffer(q, error_flag_, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+  if (value != 0) {
+    cl_int zero = 0;
+    DB_CL_CHECK(clEnqueueWriteBuffer(q, error_flag_, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
+  }
+  return value;
+}
+
 void Device::synchronize() {
   for (auto& slot : queues_)
     if (cl_command_queue q = slot.load(std::memory_order_acquire)) DB_CL_CHECK(clFinish(q));

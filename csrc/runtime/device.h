@@ -51,6 +51,11 @@ class Device {
   DeviceMemory& memory() { return *memory_; }
 
   cl_command_queue queue(int stream_index);
+
+  // A device-side assert: kernels set this int when they meet an index out of range (and skip
+  // the element). take_error() reads and clears it, waiting for the work queued on q.
+  cl_mem error_flag();
+  int take_error(cl_command_queue q);
   // Blocks until every stream created so far on this device is idle.
   void synchronize();
 
@@ -62,6 +67,8 @@ class Device {
   std::unique_ptr<DeviceMemory> memory_;
   std::mutex queue_mutex_;
   std::array<std::atomic<cl_command_queue>, kStreamsPerDevice> queues_{};
+  std::once_flag error_once_;
+  cl_mem error_flag_ = nullptr;
 };
 
 // Number of usable devices. Never throws: with no OpenCL platform it is 0 and

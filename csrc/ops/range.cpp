@@ -1,0 +1,53 @@
+// Ranges: arange and linspace (cl/range.cl).
+#include <ATen/native/RangeUtils.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "core/device_state.h"
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+// Double where the device has it (the CPU's accumulate type), else float.
+c10::ScalarType double_or_float(const at::Tensor& out) {
+  return core::checked_device(out.device().index()).properties().fp64 ? c10::kDouble : c10::kFloat;
+}
+
+at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& out) {
+  int64_t size = 0;
+  AT_DISPATCH_V2(out.scalar_type(), "arange_ocl", AT_WRAP([&] {
+    size = at::native::compute_arange_size<scalar_t>(start, end, step);
+  }), AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16);
+  if (out.numel() != size) at::native::resize_output(out, {size});
+  c10::DeviceGuard guard(out.device());
+  auto iter = at::TensorIterator::borrowing_nullary_op(out);
+  c10::ScalarType ct = c10::isFloatingType(out.scalar_type()) ? double_or_float(out) : c10::kLong;
+  run_pointwise(iter, "range.cl", "arange", ct, scalar_bits(start, ct), scalar_bits(step, ct));
+  return out;
+}
+
+at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  if (out.numel() != steps) at::native::resize_output(out, {steps});
+  if (steps == 0) return out;
+  c10::DeviceGuard guard(out.device());
+  if (steps == 1) return out.fill_(start);
+  auto iter = at::TensorIterator::borrowing_nullary_op(out);
+  // As the CPU: floating outputs step in their own (compute) type, integer outputs in double.
+  c10::ScalarType ct = c10::isFloatingType(out.scalar_type()) ? kernels::compute_type(out.scalar_type())
+                                                             : double_or_float(out);
+  double step = (end.toDouble() - start.toDouble()) / static_cast<double>(steps - 1);
+  run_pointwise(iter, "range.cl", "linspace", ct, scalar_bits(start, ct), scalar_bits(end, ct), scalar_bits(step, ct));
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("arange.start_out", TORCH_FN(arange_out));
+  m.impl("linspace.out", TORCH_FN(linspace_out));
+}
+
+}  // namespace drawbridge::ops

@@ -1,0 +1,130 @@
+// Ops that walk rows along one dimension (cl/row.cl): cumsum, cumprod, logcumsumexp,
+// softmax, log_softmax and their backward.
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/ReduceOpsUtils.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+// Launches `kernel` over every row of the given tensors along dim (outputs first). Extra arguments
+// follow: the row length, each operand's byte step along dim, then `extra`.
+template <typename... Extra>
+void launch_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const char* kernel, c10::ScalarType compute,
+                 const Extra&... extra) {
+  const at::Tensor& out = *tensors.begin();
+  if (out.numel() == 0) return;
+  int64_t n = out.dim() == 0 ? 1 : out.size(dim);
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(false);
+  std::vector<at::Tensor> heads;
+  for (const at::Tensor& t : tensors) heads.push_back(t.dim() == 0 ? t : t.narrow(dim, 0, 1));
+  config.add_output(heads[0]);
+  for (size_t k = 1; k < heads.size(); ++k) config.add_const_input(heads[k]);
+  auto iter = config.build();
+  c10::DeviceGuard guard(out.device());
+  std::vector<runtime::KernelArg> args;
+  cl_ulong length = static_cast<cl_ulong>(n);
+  std::vector<cl_ulong> steps;
+  for (const at::Tensor& t : tensors) steps.push_back(t.dim() == 0 ? 0 : t.stride(dim) * t.element_size());
+  args.push_back({sizeof(cl_ulong), &length});
+  for (const cl_ulong& s : steps) args.push_back({sizeof(cl_ulong), &s});
+  (args.push_back({sizeof(Extra), &extra}), ...);
+  kernels::launch_pointwise_impl(iter, {"row.cl", kernel, compute}, args);
+}
+
+template <int Kind>  // 0 cumsum, 1 cumprod, 2 logcumsumexp
+at::Tensor& scan_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  static const char* names[] = {"cumsum", "cumprod", "logcumsumexp"};
+  c10::ScalarType out_dtype = Kind == 2 ? self.scalar_type() : dtype ? *dtype : out.scalar_type();
+  if (Kind == 2) check_dtype(names[Kind], self.scalar_type(), Dtypes::Floating);
+  TORCH_CHECK(out.scalar_type() == out_dtype, names[Kind], ": expected out dtype ", out_dtype, " but got ",
+              out.scalar_type());
+  at::native::resize_output(out, self.sizes());
+  launch_rows({out, self}, dim, names[Kind], kernels::compute_type(out_dtype));
+  return out;
+}
+
+template <int Kind>
+at::Tensor scan(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  c10::ScalarType out_dtype = at::native::get_dtype_from_self(self, dtype, /*promote_integers=*/true);
+  at::Tensor out = at::empty({0}, self.options().dtype(out_dtype));
+  return scan_out<Kind>(self, dim, out_dtype, out);
+}
+
+template <int Kind>
+at::Tensor& scan_(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  TORCH_CHECK(!dtype || *dtype == self.scalar_type(), "provided dtype must match the dtype of self");
+  at::Tensor out = at::empty_like(self);
+  scan_out<Kind>(self, dim, self.scalar_type(), out);
+  return self.copy_(out);
+}
+
+at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
+  at::Tensor out = at::empty({0}, self.options());
+  return scan_out<2>(self, dim, std::nullopt, out);
+}
+at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  return scan_out<2>(self, dim, std::nullopt, out);
+}
+
+template <bool Log>
+at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  check_dtype(Log ? "log_softmax" : "softmax", self.scalar_type(), Dtypes::Floating);
+  at::native::resize_output(out, self.sizes());
+  launch_rows({out, self}, dim, "softmax", kernels::compute_type(self.scalar_type()), cl_int(Log ? 1 : 0));
+  return out;
+}
+
+template <bool Log>
+at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  auto dtype = half_to_float && self.scalar_type() == c10::kHalf ? c10::kFloat : self.scalar_type();
+  at::Tensor out = at::empty({0}, self.options().dtype(dtype));
+  return softmax_out<Log>(self, dim, half_to_float, out);
+}
+
+template <bool Log>
+at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                 c10::ScalarType input_dtype, at::Tensor& grad_input) {
+  dim = at::maybe_wrap_dim(dim, grad.dim());
+  at::native::resize_output(grad_input, grad.sizes());
+  launch_rows({grad_input, grad, output}, dim, "softmax_backward", kernels::compute_type(grad.scalar_type()),
+              cl_int(Log ? 1 : 0));
+  return grad_input;
+}
+
+template <bool Log>
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                            c10::ScalarType input_dtype) {
+  at::Tensor grad_input = at::empty({0}, grad.options().dtype(input_dtype));
+  return softmax_backward_out<Log>(grad, output, dim, input_dtype, grad_input);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cumsum", TORCH_FN(scan<0>));
+  m.impl("cumsum_", TORCH_FN(scan_<0>));
+  m.impl("cumsum.out", TORCH_FN(scan_out<0>));
+  m.impl("cumprod", TORCH_FN(scan<1>));
+  m.impl("cumprod_", TORCH_FN(scan_<1>));
+  m.impl("cumprod.out", TORCH_FN(scan_out<1>));
+  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+  m.impl("_softmax", TORCH_FN(softmax<false>));
+  m.impl("_softmax.out", TORCH_FN(softmax_out<false>));
+  m.impl("_log_softmax", TORCH_FN(softmax<true>));
+  m.impl("_log_softmax.out", TORCH_FN(softmax_out<true>));
+  m.impl("_softmax_backward_data", TORCH_FN(softmax_backward<false>));
+  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out<false>));
+  m.impl("_log_softmax_backward_data", TORCH_FN(softmax_backward<true>));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN(softmax_backward_out<true>));
+}
+
+}  // namespace drawbridge::ops

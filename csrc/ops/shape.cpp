@@ -1,0 +1,109 @@
+// Shape ops that move whole blocks: cat, roll and flip, built from device copies and
+// index_select (no kernels of their own).
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TensorShape.h>
+#include <ATen/native/TypeProperties.h>
+#include <torch/library.h>
+
+namespace drawbridge::ops {
+
+namespace {
+
+at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  auto list = tensors.materialize();
+  TORCH_CHECK(!list.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  at::native::check_cat_no_zero_dim(list);
+  // 1-d empty tensors are skipped, as PyTorch always has (legacy behaviour).
+  const at::Tensor* first = nullptr;
+  for (const at::Tensor& t : list)
+    if (!at::native::cat_should_skip_tensor(t)) {
+      first = &t;
+      break;
+    }
+  c10::ScalarType dtype = at::native::result_type(tensors);
+  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "torch.cat(): input types can't be cast to the desired output type ",
+              out.scalar_type());
+  if (!first) {  // everything skipped: the result is empty
+    at::native::resize_output(out, {0});
+    return out;
+  }
+  dim = at::legacy_cat_wrap_dim(dim, list);
+  int64_t total = 0;
+  int64_t index = 0;
+  for (const at::Tensor& t : list) {
+    TORCH_CHECK(t.device() == out.device(), "torch.cat(): all input tensors and out must be on the same device, but "
+                "got ", t.device(), " and ", out.device());
+    if (!at::native::cat_should_skip_tensor(t)) {
+      at::native::check_cat_shape_except_dim(*first, t, dim, index);
+      total += t.size(dim);
+    }
+    index++;
+  }
+  at::DimVector shape(first->sizes().begin(), first->sizes().end());
+  shape[dim] = total;
+  at::native::resize_output(out, shape);
+  int64_t offset = 0;
+  for (const at::Tensor& t : list) {
+    if (at::native::cat_should_skip_tensor(t)) continue;
+    out.narrow(dim, offset, t.size(dim)).copy_(t);
+    offset += t.size(dim);
+  }
+  return out;
+}
+
+at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
+  auto list = tensors.materialize();
+  TORCH_CHECK(!list.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  at::Tensor out = at::empty({0}, list[0].get().options().dtype(at::native::result_type(tensors)));
+  return cat_out(tensors, dim, out);
+}
+
+at::Tensor roll_impl(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty() && shifts.size() == 1) {
+    const int64_t zero = 0;
+    return roll_impl(self.flatten(), shifts, at::IntArrayRef(zero)).view(self.sizes());
+  }
+  TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
+  at::Tensor result = self.clone(at::MemoryFormat::Contiguous);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    int64_t dim = at::maybe_wrap_dim(dims[k], self.dim());
+    int64_t n = self.size(dim);
+    if (n == 0) continue;
+    int64_t s = ((shifts[k] % n) + n) % n;
+    if (s == 0) continue;
+    at::Tensor source = result.clone();
+    result.narrow(dim, 0, s).copy_(source.narrow(dim, n - s, s));
+    result.narrow(dim, s, n - s).copy_(source.narrow(dim, 0, n - s));
+  }
+  return result;
+}
+
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  at::Tensor result = self;
+  std::vector<bool> mask(self.dim(), false);
+  for (int64_t d : dims) {
+    d = at::maybe_wrap_dim(d, self.dim());
+    TORCH_CHECK(!mask[d], "dim ", d, " appears multiple times in the list of dims");
+    mask[d] = true;
+  }
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!mask[d] || self.size(d) < 2) continue;
+    at::Tensor reversed = at::arange(self.size(d) - 1, -1, -1, self.options().dtype(c10::kLong));
+    result = result.index_select(d, reversed);
+  }
+  return result.is_same(self) ? self.clone() : result;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cat", TORCH_FN(cat));
+  m.impl("cat.out", TORCH_FN(cat_out));
+  m.impl("roll", TORCH_FN(roll_impl));
+  m.impl("flip", TORCH_FN(flip));
+}
+
+}  // namespace drawbridge::ops
