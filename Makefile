@@ -51,6 +51,7 @@ test: test-cpp test-py
 bench: install
 	$(PY) bench/copy_bandwidth.py
 	$(PY) bench/op_overhead.py
+	$(PY) bench/pointwise_reduce.py
 
 clean:
 	rm -rf build *.egg-info

@@ -31,9 +31,9 @@ std::mutex counts_mutex;
 std::map<std::string, int64_t> counts;
 std::set<std::string> warned;
 
-void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& name = op.schema().operator_name();
-  std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}  // namespace
+
+void note_fallback(const std::string& full) {
   FallbackMode m = mode().load();
   TORCH_CHECK_NOT_IMPLEMENTED(m != FallbackMode::Error, "The operator '", full,
                               "' has no native ocl kernel and DRAWBRIDGE_FALLBACK=error forbids running it "
@@ -48,6 +48,13 @@ void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     TORCH_WARN("The operator '", full,
                "' has no native ocl kernel yet; it runs on the CPU, which costs two copies and a "
                "synchronization. DRAWBRIDGE_FALLBACK=silent hides this warning, =error forbids the fallback.");
+}
+
+namespace {
+
+void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& name = op.schema().operator_name();
+  note_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
   at::native::cpu_fallback(op, stack);
 }
 

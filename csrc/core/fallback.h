@@ -10,6 +10,9 @@ namespace drawbridge::core {
 enum class FallbackMode { Warn, Error, Silent };
 
 FallbackMode fallback_mode();
+// Accounts for an op that runs on the CPU by explicit code (not through the boxed fallback):
+// raises NotImplementedError in error mode, warns once in warn mode, counts it in the report.
+void note_fallback(const std::string& op);
 void set_fallback_mode(FallbackMode mode);
 std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();

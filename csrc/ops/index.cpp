@@ -73,7 +73,8 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
                        at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
-  TORCH_CHECK(index.scalar_type() == c10::kLong, "gather(): Expected dtype int64 for index");
+  TORCH_CHECK(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt,
+              "gather(): Expected dtype int32/int64 for index");
   TORCH_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),
               "Index tensor must have the same number of dimensions as input tensor");
   for (int64_t d = 0; d < index.dim(); ++d)

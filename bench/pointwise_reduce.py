@@ -1,0 +1,58 @@
+"""Pointwise ops (add, mul, gelu, where) and reductions (sum over all, sum over the last dim,
+max over the last dim), 1K ... 64M float32 elements, contiguous and transposed inputs, in GB/s
+(bytes read + written / time), beside the same op on PyTorch's CPU backend in the same run."""
+import argparse
+
+import torch
+
+from common import report, time_it
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="ocl")
+parser.add_argument("--max-elements", type=int, default=64 << 20)
+args = parser.parse_args()
+
+OPS = {
+    "add": (lambda x, y, m: x + y, 3),
+    "mul": (lambda x, y, m: x * y, 3),
+    "gelu": (lambda x, y, m: torch.nn.functional.gelu(x), 2),
+    "where": (lambda x, y, m: torch.where(m, x, y), 3.25),
+    "sum (all)": (lambda x, y, m: x.sum(), 1),
+    "sum (last dim)": (lambda x, y, m: x.sum(-1), 1),
+    "max (last dim)": (lambda x, y, m: x.amax(-1), 1),
+}
+
+
+def inputs(n, device, transposed):
+    side = 1 << ((n.bit_length() - 1) // 2)
+    shape = (side, n // side)
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(shape, generator=g), torch.randn(shape, generator=g)
+    m = x > 0
+    x, y, m = x.to(device), y.to(device), m.to(device)
+    if transposed:  # same data, read through a transposed (non-contiguous) view
+        x, y, m = x.t(), y.t(), m.t()
+    return x, y, m
+
+
+rows = []
+n = 1 << 10
+while n <= args.max_elements:
+    for transposed in (False, True):
+        data = {dev: inputs(n, dev, transposed) for dev in (args.device, "cpu")}
+        for name, (fn, tensors_moved) in OPS.items():
+            nbytes = n * 4 * tensors_moved if "sum" not in name and "max" not in name else n * 4
+            repeat = 20 if n <= (1 << 20) else 3
+            secs = {dev: time_it(lambda: fn(*data[dev]), dev, repeat=repeat) for dev in data}
+            rows.append({
+                "op": name,
+                "elements": n,
+                "layout": "transposed" if transposed else "contiguous",
+                f"{args.device} GB/s": round(nbytes / secs[args.device] / 1e9, 3),
+                "cpu GB/s": round(nbytes / secs["cpu"] / 1e9, 3),
+                "ratio": round(secs["cpu"] / secs[args.device], 3),
+            })
+        del data
+    n <<= 4
+
+report("pointwise_reduce", list(rows[0]), rows)

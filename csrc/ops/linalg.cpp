@@ -1,0 +1,231 @@
+// Matrix products: mm, addmm, bmm, baddbmm, mv, addmv, dot, vdot. float32/float64 go through
+// CLBlast; float16/bfloat16 through CLBlast in float32; other dtypes through cl/matmul.cl.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "core/device_state.h"
+#include "kernels/blas.h"
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+bool is_zero(const c10::Scalar& s) { return s.isIntegral(true) ? s.toLong() == 0 : s.toDouble() == 0.0; }
+
+// A [batch, rows, cols] operand as CLBlast sees it, copying it only when neither of its last two
+// strides is 1 (CLBlast needs one unit stride: row-major, or row-major transposed).
+kernels::BlasMatrix blas_view(at::Tensor& t) {
+  const int64_t rows = t.size(1), cols = t.size(2);
+  int64_t s_row = rows == 1 ? std::max<int64_t>(cols, 1) : t.stride(1);
+  int64_t s_col = cols == 1 ? 1 : t.stride(2);
+  bool transposed = false;
+  int64_t ld = 0;
+  if (s_col == 1 && s_row >= std::max<int64_t>(cols, 1)) {
+    ld = s_row;
+  } else if (t.stride(1) == 1 && t.stride(2) >= std::max<int64_t>(rows, 1)) {
+    transposed = true;
+    ld = t.stride(2);
+  } else {
+    t = t.contiguous();
+    ld = std::max<int64_t>(cols, 1);
+  }
+  auto ref = core::checked_device(t.device().index()).memory().resolve(t.data_ptr());
+  size_t batch_stride = t.size(0) > 1 ? static_cast<size_t>(t.stride(0)) : static_cast<size_t>(rows * ld);
+  return {ref.mem, ref.offset / t.element_size(), static_cast<size_t>(ld), batch_stride, transposed};
+}
+
+// out[B, M, N] = beta * out + alpha * a[B, M, K] @ b[B, K, N]; out has its final shape and dtype.
+void batched_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, const c10::Scalar& alpha,
+                  const c10::Scalar& beta) {
+  if (out.numel() == 0) return;
+  c10::DeviceGuard guard(out.device());
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  if (K == 0) {
+    is_zero(beta) ? out.zero_() : out.mul_(beta);
+    return;
+  }
+  const c10::ScalarType type = out.scalar_type();
+  const bool fp64 = core::checked_device(out.device().index()).properties().fp64;
+  if (kernels::blas_supports(type) && (type != c10::kDouble || fp64)) {
+    const bool row_major = out.stride(2) == 1 || N == 1;
+    at::Tensor c = row_major ? out : (is_zero(beta) ? at::empty(out.sizes(), out.options()) : out.contiguous());
+    at::Tensor cc = c;
+    kernels::BlasMatrix mc = blas_view(cc);
+    kernels::BlasMatrix ma = blas_view(a), mb = blas_view(b);
+    kernels::gemm(core::current_queue(), type, M, N, K, alpha.toDouble(), ma, mb, is_zero(beta) ? 0.0 : beta.toDouble(),
+                  mc, B);
+    if (!cc.is_same(out)) out.copy_(cc);
+    return;
+  }
+  if (type == c10::kHalf || type == c10::kBFloat16) {
+    at::Tensor acc = is_zero(beta) ? at::empty(out.sizes(), out.options().dtype(c10::kFloat)) : out.to(c10::kFloat);
+    batched_gemm(acc, a.to(c10::kFloat), b.to(c10::kFloat), alpha, beta);
+    out.copy_(acc);
+    return;
+  }
+  check_dtype("matmul", type, Dtypes::All);
+  // Integers (and float64 without CLBlast): one work-item per output element.
+  at::Tensor a_rows = a.narrow(2, 0, 1).expand({B, M, N}), b_cols = b.narrow(1, 0, 1).expand({B, M, N});
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .resize_outputs(false)
+                  .set_check_mem_overlap(false)
+                  .add_output(out)
+                  .add_const_input(a_rows)
+                  .add_const_input(b_cols)
+                  .build();
+  c10::ScalarType ct = kernels::compute_type(type);
+  run_pointwise(iter, "matmul.cl", "matmul_naive", ct, cl_ulong(K), cl_ulong(a.stride(2) * a.element_size()),
+                cl_ulong(b.stride(1) * b.element_size()), scalar_bits(alpha, ct), scalar_bits(beta, ct));
+}
+
+void check_same_dtype(const at::Tensor& a, const at::Tensor& b, const char* what) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected ", what, " to have the same dtype, but got: ",
+              a.scalar_type(), " != ", b.scalar_type());
+}
+
+// ---- mm, addmm -----------------------------------------------------------------------------
+
+void check_mm(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2, "self must be a matrix");
+  TORCH_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
+              " and ", b.size(0), "x", b.size(1), ")");
+  check_same_dtype(a, b, "m1 and m2");
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                      const c10::Scalar& alpha, at::Tensor& out) {
+  check_mm(a, b);
+  TORCH_CHECK(self.scalar_type() == a.scalar_type(), "self and mat2 must have the same dtype, but got ",
+              self.scalar_type(), " and ", a.scalar_type());
+  at::native::resize_output(out, {a.size(0), b.size(1)});
+  if (!is_zero(beta) && !self.is_same(out)) out.copy_(self.expand({a.size(0), b.size(1)}));
+  batched_gemm(out.unsqueeze(0), a.unsqueeze(0), b.unsqueeze(0), alpha, beta);
+  return out;
+}
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                 const c10::Scalar& alpha) {
+  at::Tensor out = at::empty({0}, a.options());
+  return addmm_out(self, a, b, beta, alpha, out);
+}
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                   const c10::Scalar& alpha) {
+  return addmm_out(self, a, b, beta, alpha, self);
+}
+at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  check_mm(a, b);
+  at::native::resize_output(out, {a.size(0), b.size(1)});
+  batched_gemm(out.unsqueeze(0), a.unsqueeze(0), b.unsqueeze(0), 1, 0);
+  return out;
+}
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = at::empty({0}, a.options());
+  return mm_out(a, b, out);
+}
+
+// ---- bmm, baddbmm --------------------------------------------------------------------------
+
+void check_bmm(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(b.size(0) == a.size(0) && b.size(1) == a.size(2), "Expected size for first two dimensions of batch2 ",
+              "tensor to be: [", a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  check_same_dtype(a, b, "batch1 and batch2");
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                        const c10::Scalar& alpha, at::Tensor& out) {
+  check_bmm(a, b);
+  at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
+  if (!is_zero(beta) && !self.is_same(out)) out.copy_(self.expand({a.size(0), a.size(1), b.size(2)}));
+  batched_gemm(out, a, b, alpha, beta);
+  return out;
+}
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                   const c10::Scalar& alpha) {
+  at::Tensor out = at::empty({0}, a.options());
+  return baddbmm_out(self, a, b, beta, alpha, out);
+}
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                     const c10::Scalar& alpha) {
+  return baddbmm_out(self, a, b, beta, alpha, self);
+}
+at::Tensor& bmm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  check_bmm(a, b);
+  at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
+  batched_gemm(out, a, b, 1, 0);
+  return out;
+}
+at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = at::empty({0}, a.options());
+  return bmm_out(a, b, out);
+}
+
+// ---- mv, addmv, dot ------------------------------------------------------------------------
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
+                      const c10::Scalar& alpha, at::Tensor& out) {
+  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ", self.dim(), ", ",
+              mat.dim(), ", ", vec.dim());
+  TORCH_CHECK(mat.size(1) == vec.size(0), "size mismatch, got input (", self.sizes(), "), mat (", mat.size(0), "x",
+              mat.size(1), "), vec (", vec.size(0), ")");
+  check_same_dtype(mat, vec, "mat and vec");
+  at::native::resize_output(out, {mat.size(0)});
+  if (!is_zero(beta) && !self.is_same(out)) out.copy_(self.expand({mat.size(0)}));
+  batched_gemm(out.view({1, mat.size(0), 1}), mat.unsqueeze(0), vec.view({1, vec.size(0), 1}), alpha, beta);
+  return out;
+}
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
+                 const c10::Scalar& alpha) {
+  at::Tensor out = at::empty({0}, mat.options());
+  return addmv_out(self, mat, vec, beta, alpha, out);
+}
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
+                   const c10::Scalar& alpha) {
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+at::Tensor& mv_out(const at::Tensor& mat, const at::Tensor& vec, at::Tensor& out) {
+  return addmv_out(out, mat, vec, 0, 1, out);
+}
+at::Tensor mv(const at::Tensor& mat, const at::Tensor& vec) {
+  at::Tensor out = at::empty({0}, mat.options());
+  return mv_out(mat, vec, out);
+}
+
+at::Tensor dot(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
+              a.scalar_type(), " and ", b.scalar_type());
+  TORCH_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
+              b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
+              " elements respectively");
+  at::Tensor out = at::empty({}, a.options());
+  batched_gemm(out.view({1, 1, 1}), a.view({1, 1, a.numel()}), b.view({1, b.numel(), 1}), 1, 0);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm", TORCH_FN(mm));
+  m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("addmm", TORCH_FN(addmm));
+  m.impl("addmm_", TORCH_FN(addmm_));
+  m.impl("addmm.out", TORCH_FN(addmm_out));
+  m.impl("bmm", TORCH_FN(bmm));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("baddbmm", TORCH_FN(baddbmm));
+  m.impl("baddbmm_", TORCH_FN(baddbmm_));
+  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
+  m.impl("mv", TORCH_FN(mv));
+  m.impl("mv.out", TORCH_FN(mv_out));
+  m.impl("addmv", TORCH_FN(addmv));
+  m.impl("addmv_", TORCH_FN(addmv_));
+  m.impl("addmv.out", TORCH_FN(addmv_out));
+  m.impl("dot", TORCH_FN(dot));
+  m.impl("vdot", TORCH_FN(dot));
+}
+
+}  // namespace drawbridge::ops
