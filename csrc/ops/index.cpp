@@ -73,6 +73,10 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
                        at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
+  if (index.numel() == 0) {  // as on the CPU: an empty index needs no further checks
+    at::native::resize_output(out, index.sizes());
+    return out;
+  }
   TORCH_CHECK(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt,
               "gather(): Expected dtype int32/int64 for index");
   TORCH_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),

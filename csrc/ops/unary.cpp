@@ -84,6 +84,9 @@ at::TensorIterator build(const UnaryOp& op, at::Tensor& out, const at::Tensor& s
 }
 
 void run(const UnaryOp& op, at::TensorIterator& iter, c10::ScalarType input_type) {
+  TORCH_CHECK(input_type != c10::kBool || std::string(op.name) != "neg",
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+              "use the `~` or `logical_not()` operator instead.");
   check_dtype(op.name, input_type, op.dtypes);
   c10::ScalarType compute = op.build == Build::BoolOut ? input_type : iter.common_dtype();
   bool floating = c10::isFloatingType(compute);

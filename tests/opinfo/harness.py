@@ -5,6 +5,7 @@ expected result, moved to ocl and run there with DRAWBRIDGE_FALLBACK=error, so t
 kernels count. Ops run in child processes, so a crash loses one op, not the run.
 
     python tests/opinfo/harness.py --out report.json [--ops add,mul] [--markdown docs/ops.md]
+    python tests/opinfo/harness.py --from-report report.json --markdown docs/ops.md
 """
 from __future__ import annotations
 
@@ -229,7 +230,12 @@ def main() -> None:
     parser.add_argument("--ops", default="")
     parser.add_argument("--out", default="opinfo_report.json")
     parser.add_argument("--markdown")
+    parser.add_argument("--from-report", help="only render --markdown from an existing report")
     args = parser.parse_args()
+    if args.from_report:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(json.load(open(args.from_report))["results"]))
+        return
     names = [n for n in args.ops.split(",") if n]
     if args.child:
         child(names, args.child)

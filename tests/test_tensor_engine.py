@@ -1,0 +1,86 @@
+"""The native tensor engine beyond OpInfo: errors like the CPU's, device-side index checks,
+random numbers, and the everyday ops running without the fallback."""
+import pytest
+import torch
+
+import drawbridge
+
+
+@pytest.fixture
+def native_only():
+    drawbridge.set_fallback_mode("error")
+    yield
+    drawbridge.set_fallback_mode("silent")
+
+
+def test_device_mismatch_names_both_devices():
+    with pytest.raises(RuntimeError, match="ocl:0") as info:
+        torch.ones(3, device="ocl") + torch.ones(3)
+    assert "cpu" in str(info.value)
+    assert (torch.ones(3, device="ocl") + 1).cpu().tolist() == [2, 2, 2]  # a Python scalar is fine
+
+
+def test_shape_and_dtype_errors_match_cpu(native_only):
+    for device in ("cpu", "ocl"):
+        with pytest.raises(RuntimeError, match="must match"):
+            torch.ones(2, 3, device=device) * torch.ones(4, device=device)
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            torch.ones(3, dtype=torch.int64, device=device).add_(torch.ones(3, device=device) * 0.5)
+        with pytest.raises(RuntimeError, match="cannot be multiplied"):
+            torch.ones(2, 3, device=device) @ torch.ones(4, 2, device=device)
+        with pytest.raises(NotImplementedError, match="not implemented for 'Float'"):
+            torch.ones(3, device=device).bitwise_and(torch.ones(3, device=device))
+        with pytest.raises(RuntimeError, match="Negation"):
+            -torch.ones(3, dtype=torch.bool, device=device)
+
+
+def test_out_of_range_index_raises_and_corrupts_nothing(native_only):
+    x = torch.arange(10.0, device="ocl")
+    other = torch.full((4,), 7.0, device="ocl")
+    bad = torch.tensor([1, 12, 3], device="ocl")
+    y = x.index_select(0, bad)  # enqueued; the kernel skips the bad index and flags it
+    with pytest.raises(IndexError, match="out of range"):
+        torch.ocl.synchronize()
+    assert other.cpu().tolist() == [7.0] * 4 and x.cpu().tolist() == list(range(10))
+    g = torch.gather(x.view(2, 5), 1, torch.tensor([[0, 5]], device="ocl"))
+    with pytest.raises(IndexError):
+        g.cpu()
+    assert x.sum().item() == 45  # usable afterwards
+    del y
+
+
+def test_random_is_reproducible_and_plausible(native_only):
+    torch.manual_seed(123)
+    a = torch.randn(100_000, device="ocl")
+    torch.manual_seed(123)
+    b = torch.randn(100_000, device="ocl")
+    assert torch.equal(a.cpu(), b.cpu())
+    assert abs(a.mean().item()) < 0.02 and abs(a.std().item() - 1) < 0.02
+    state = torch.ocl.get_rng_state()
+    u1 = torch.rand(1000, device="ocl")
+    torch.ocl.set_rng_state(state)
+    u2 = torch.rand(1000, device="ocl")
+    assert torch.equal(u1.cpu(), u2.cpu())
+    assert 0 <= u1.min().item() and u1.max().item() < 1
+    r = torch.randint(3, 9, (10_000,), device="ocl").cpu()
+    assert r.min().item() == 3 and r.max().item() == 8
+    p = torch.full((10_000,), 0.25, device="ocl")
+    assert abs(torch.bernoulli(p).mean().item() - 0.25) < 0.02
+    d = torch.nn.functional.dropout(torch.ones(10_000, device="ocl"), 0.5, training=True).cpu()
+    assert set(d.unique().tolist()) <= {0.0, 2.0} and abs(d.mean().item() - 1) < 0.05
+
+
+def test_everyday_ops_are_native(native_only):
+    x = torch.randn(8, 16, device="ocl")
+    w = torch.randn(16, 4, device="ocl")
+    y = torch.nn.functional.gelu(x @ w).softmax(-1)
+    z = torch.where(x > 0, x, x * 0.1).sum(-1) + x.amax(-1)
+    idx = torch.tensor([0, 3, 5], device="ocl")
+    parts = [x.index_select(0, idx), x[:2], torch.cat([x, x]).mean(0, keepdim=True)]
+    vals, pos = x.max(1)
+    out = sum(p.sum() for p in parts)
+    for t in (y, z, vals, pos, out, x.cumsum(1), x.var(0), torch.linspace(0, 1, 5, device="ocl"),
+              torch.arange(10, device="ocl"), x.clamp(-1, 1), x.to(torch.bfloat16), x.flip(0), x.roll(2, 1)):
+        assert t.device.type == "ocl"
+    expected = torch.nn.functional.gelu(x.cpu() @ w.cpu()).softmax(-1)
+    torch.testing.assert_close(y.cpu(), expected, rtol=1e-4, atol=1e-5)
