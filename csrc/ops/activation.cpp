@@ -1,5 +1,7 @@
 // Activation functions and their backward ops, plus clamp with scalar bounds: elementwise
 // kernels with scalar parameters (cl/unary.cl for forward, cl/binary.cl for backward).
+#include <cmath>
+
 #include <ATen/native/Activation.h>
 #include <torch/library.h>
 
@@ -19,6 +21,13 @@ at::Tensor unary_with(at::Tensor out, const at::Tensor& self, const char* op, co
   run_pointwise(iter, "unary.cl", kernel, compute, scalar_bits(params, compute)...);
   return iter.output();
 }
+
+// An int kernel argument among scalar parameters (scalar_bits passes it through unchanged).
+struct IntArg {
+  cl_int value;
+};
+inline IntArg scalar_bits(IntArg a, c10::ScalarType) { return a; }
+using ops::scalar_bits;
 
 // grad_input = kernel(grad_output, x, params...).
 template <typename... P>
@@ -157,6 +166,77 @@ at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& self, s
   return grad_input;
 }
 
+std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& self, at::Tensor& output,
+                                                             at::Tensor& buffer) {
+  unary_with(output, self, "log_sigmoid_forward", "u_log_sigmoid", Dtypes::Floating);
+  return {output, buffer};  // the buffer is the CPU kernel's scratch; ocl needs none
+}
+std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
+  return {unary_with({}, self, "log_sigmoid_forward", "u_log_sigmoid", Dtypes::Floating), at::empty({0}, self.options())};
+}
+at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& buffer) {
+  return backward_with({}, grad, self, "log_sigmoid_backward", "b_log_sigmoid_backward");
+}
+at::Tensor& log_sigmoid_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& buffer,
+                                     at::Tensor& grad_input) {
+  backward_with(grad_input, grad, self, "log_sigmoid_backward", "b_log_sigmoid_backward");
+  return grad_input;
+}
+
+at::Tensor elu_impl(at::Tensor out, const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+                    const c10::Scalar& input_scale) {
+  return unary_with(out, self, "elu", "u_elu", Dtypes::Floating, alpha, scale, input_scale);
+}
+at::Tensor elu(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+               const c10::Scalar& input_scale) {
+  return elu_impl({}, self, alpha, scale, input_scale);
+}
+at::Tensor& elu_out(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+                    const c10::Scalar& input_scale, at::Tensor& out) {
+  elu_impl(out, self, alpha, scale, input_scale);
+  return out;
+}
+at::Tensor& elu_(at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+                 const c10::Scalar& input_scale) {
+  elu_impl(self, self, alpha, scale, input_scale);
+  return self;
+}
+at::Tensor elu_backward_impl(at::Tensor gi, const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                             const c10::Scalar& input_scale, bool is_result, const at::Tensor& x) {
+  return backward_with(gi, grad, x, "elu_backward", "b_elu_backward", alpha, scale, input_scale,
+                       IntArg{is_result ? 1 : 0});
+}
+at::Tensor elu_backward(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                        const c10::Scalar& input_scale, bool is_result, const at::Tensor& x) {
+  return elu_backward_impl({}, grad, alpha, scale, input_scale, is_result, x);
+}
+at::Tensor& elu_backward_out(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                             const c10::Scalar& input_scale, bool is_result, const at::Tensor& x,
+                             at::Tensor& grad_input) {
+  elu_backward_impl(grad_input, grad, alpha, scale, input_scale, is_result, x);
+  return grad_input;
+}
+
+// round with decimals: multiply by 10^decimals, round half to even, divide back (as the CPU).
+at::Tensor round_decimals_impl(at::Tensor out, const at::Tensor& self, int64_t decimals) {
+  auto iter = at::TensorIterator::unary_op(out, self);
+  check_dtype("round", iter.common_dtype(), Dtypes::Floating);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  double ten_pow = std::pow(10.0, static_cast<double>(std::abs(decimals)));
+  run_pointwise(iter, "unary.cl", "u_round_decimals", compute, scalar_bits(ten_pow, compute),
+                scalar_bits(decimals < 0 ? 1.0 : 0.0, compute));
+  return iter.output();
+}
+at::Tensor round_decimals(const at::Tensor& self, int64_t decimals) { return round_decimals_impl({}, self, decimals); }
+at::Tensor& round_decimals_(at::Tensor& self, int64_t decimals) {
+  round_decimals_impl(self, self, decimals);
+  return self;
+}
+at::Tensor& round_decimals_out(const at::Tensor& self, int64_t decimals, at::Tensor& out) {
+  round_decimals_impl(out, self, decimals);
+  return out;
+}
+
 // clamp with optional scalar bounds; NaN propagates for floating types, as on the CPU.
 at::Tensor clamp_impl(at::Tensor out, const at::Tensor& self, const std::optional<c10::Scalar>& lo,
                       const std::optional<c10::Scalar>& hi) {
@@ -251,6 +331,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish_backward", TORCH_FN(hardswish_backward));
   m.impl("hardswish_backward.out", TORCH_FN(hardswish_backward_out));
   m.impl("mish_backward", TORCH_FN(mish_backward));
+  m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
+  m.impl("log_sigmoid_forward.output", TORCH_FN(log_sigmoid_forward_out));
+  DB_REGISTER_BACKWARD(m, log_sigmoid_backward);
+  DB_REGISTER_ACTIVATION(m, elu);
+  DB_REGISTER_BACKWARD(m, elu_backward);
+  m.impl("round.decimals", TORCH_FN(round_decimals));
+  m.impl("round_.decimals", TORCH_FN(round_decimals_));
+  m.impl("round.decimals_out", TORCH_FN(round_decimals_out));
 }
 
 }  // namespace drawbridge::ops

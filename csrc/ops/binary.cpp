@@ -168,6 +168,15 @@ at::Tensor& add_sub_out(const at::Tensor& a, const at::Tensor& b, const c10::Sca
   return out;
 }
 
+// rsub: other - alpha * self.
+at::Tensor rsub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  return add_sub_impl<true>(at::Tensor(), other, self, alpha);
+}
+at::Tensor& rsub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
+  add_sub_impl<true>(out, other, self, alpha);
+  return out;
+}
+
 // div with rounding_mode None (true division), "trunc" or "floor".
 at::Tensor div_mode_impl(at::Tensor out, const at::Tensor& a, const at::Tensor& b,
                          std::optional<c10::string_view> mode) {
@@ -209,6 +218,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.Tensor", TORCH_FN(add_sub<true>));
   m.impl("sub_.Tensor", TORCH_FN(add_sub_<true>));
   m.impl("sub.out", TORCH_FN(add_sub_out<true>));
+  m.impl("rsub.Tensor", TORCH_FN(rsub));
+  m.impl("rsub.Tensor_out", TORCH_FN(rsub_out));
   m.impl("div.Tensor_mode", TORCH_FN(div_mode));
   m.impl("div_.Tensor_mode", TORCH_FN(div_mode_));
   m.impl("div.out_mode", TORCH_FN(div_mode_out));

@@ -1,5 +1,6 @@
 // Matrix products: mm, addmm, bmm, baddbmm, mv, addmv, dot, vdot. float32/float64 go through
 // CLBlast; float16/bfloat16 through CLBlast in float32; other dtypes through cl/matmul.cl.
+#include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -206,6 +207,25 @@ at::Tensor dot(const at::Tensor& a, const at::Tensor& b) {
   return out;
 }
 
+// Cross product along dim, from native index_select, mul and sub.
+at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, at::Tensor& out) {
+  TORCH_CHECK(a.dim() == b.dim(), "linalg.cross: inputs must have the same number of dimensions.");
+  dim = at::maybe_wrap_dim(dim, a.dim());
+  TORCH_CHECK(a.size(dim) == 3 && b.size(dim) == 3, "linalg.cross: inputs dimension ", dim, " must have length 3. ",
+              "Got ", a.size(dim), " and ", b.size(dim));
+  auto order = [&](std::initializer_list<int64_t> i) {
+    return at::tensor(std::vector<int64_t>(i), at::TensorOptions().dtype(c10::kLong)).to(a.device());
+  };
+  at::Tensor i120 = order({1, 2, 0}), i201 = order({2, 0, 1});
+  at::Tensor result = a.index_select(dim, i120) * b.index_select(dim, i201) - a.index_select(dim, i201) * b.index_select(dim, i120);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim) {
+  at::Tensor out = at::empty({0}, a.options().dtype(at::promote_types(a.scalar_type(), b.scalar_type())));
+  return linalg_cross_out(a, b, dim, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -226,6 +246,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addmv.out", TORCH_FN(addmv_out));
   m.impl("dot", TORCH_FN(dot));
   m.impl("vdot", TORCH_FN(dot));
+  m.impl("linalg_cross", TORCH_FN(linalg_cross));
+  m.impl("linalg_cross.out", TORCH_FN(linalg_cross_out));
 }
 
 }  // namespace drawbridge::ops

@@ -294,6 +294,34 @@ at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::
   return out;
 }
 
+// torch.norm's overloads are the same vector norms (p = None means 2).
+at::Tensor norm_dim(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim, bool keepdim) {
+  return vector_norm_impl({}, self, p.value_or(2), dim, keepdim, std::nullopt);
+}
+at::Tensor& norm_dim_out(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+                         bool keepdim, at::Tensor& out) {
+  vector_norm_impl(out, self, p.value_or(2), dim, keepdim, std::nullopt);
+  return out;
+}
+at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+                          bool keepdim, c10::ScalarType dtype) {
+  return vector_norm_impl({}, self, p.value_or(2), dim, keepdim, dtype);
+}
+at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+                               bool keepdim, c10::ScalarType dtype, at::Tensor& out) {
+  vector_norm_impl(out, self, p.value_or(2), dim, keepdim, dtype);
+  return out;
+}
+
+// torch.equal: same shape and every element equal (one reduction and one scalar read).
+bool equal(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
+              self.device(), " and ", other.device());
+  if (!self.sizes().equals(other.sizes())) return false;
+  if (self.numel() == 0) return true;
+  return self.eq(other).all().item<bool>();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -342,6 +370,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("std_mean.correction", TORCH_FN(var_mean<true>));
   m.impl("linalg_vector_norm", TORCH_FN(vector_norm));
   m.impl("linalg_vector_norm.out", TORCH_FN(vector_norm_out));
+  m.impl("norm.ScalarOpt_dim", TORCH_FN(norm_dim));
+  m.impl("norm.out", TORCH_FN(norm_dim_out));
+  m.impl("norm.ScalarOpt_dim_dtype", TORCH_FN(norm_dim_dtype));
+  m.impl("norm.dtype_out", TORCH_FN(norm_dim_dtype_out));
+  m.impl("equal", TORCH_FN(equal));
 }
 
 }  // namespace drawbridge::ops

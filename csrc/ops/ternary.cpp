@@ -118,6 +118,48 @@ at::Tensor& lerp_out(const at::Tensor& self, const at::Tensor& end, const W& wei
   return out;
 }
 
+// clamp with tensor bounds: min(max(self, lo), hi), NaN in self propagating (as the CPU).
+at::Tensor clamp_tensor_impl(at::Tensor out, const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                             const std::optional<at::Tensor>& hi) {
+  bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
+  TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (has_lo && has_hi) {
+    auto iter = promoting(out, {&self, &*lo, &*hi});
+    c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+    check_dtype("clamp", compute, Dtypes::NotBool);
+    run_pointwise(iter, "ternary.cl", "t_clamp", compute, uint64_t(0));
+    return iter.output();
+  }
+  auto iter = promoting(out, {&self, has_lo ? &*lo : &*hi});
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  check_dtype("clamp", compute, Dtypes::All);
+  run_pointwise(iter, "binary.cl", has_lo ? "b_clamp_min" : "b_clamp_max", compute);
+  return iter.output();
+}
+at::Tensor clamp_tensor(const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                        const std::optional<at::Tensor>& hi) {
+  return clamp_tensor_impl({}, self, lo, hi);
+}
+at::Tensor& clamp_tensor_out(const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                             const std::optional<at::Tensor>& hi, at::Tensor& out) {
+  clamp_tensor_impl(out, self, lo, hi);
+  return out;
+}
+at::Tensor& clamp_tensor_(at::Tensor& self, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
+  clamp_tensor_impl(self, self, lo, hi);
+  return self;
+}
+at::Tensor clamp_min_tensor(const at::Tensor& self, const at::Tensor& lo) { return clamp_tensor_impl({}, self, lo, std::nullopt); }
+at::Tensor& clamp_min_tensor_out(const at::Tensor& self, const at::Tensor& lo, at::Tensor& out) {
+  clamp_tensor_impl(out, self, lo, std::nullopt);
+  return out;
+}
+at::Tensor clamp_max_tensor(const at::Tensor& self, const at::Tensor& hi) { return clamp_tensor_impl({}, self, std::nullopt, hi); }
+at::Tensor& clamp_max_tensor_out(const at::Tensor& self, const at::Tensor& hi, at::Tensor& out) {
+  clamp_tensor_impl(out, self, std::nullopt, hi);
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -135,6 +177,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp.Tensor", TORCH_FN(lerp<at::Tensor>));
   m.impl("lerp_.Tensor", TORCH_FN(lerp_<at::Tensor>));
   m.impl("lerp.Tensor_out", TORCH_FN(lerp_out<at::Tensor>));
+  m.impl("clamp.Tensor", TORCH_FN(clamp_tensor));
+  m.impl("clamp_.Tensor", TORCH_FN(clamp_tensor_));
+  m.impl("clamp.Tensor_out", TORCH_FN(clamp_tensor_out));
+  m.impl("clamp_min.Tensor", TORCH_FN(clamp_min_tensor));
+  m.impl("clamp_min.Tensor_out", TORCH_FN(clamp_min_tensor_out));
+  m.impl("clamp_max.Tensor", TORCH_FN(clamp_max_tensor));
+  m.impl("clamp_max.Tensor_out", TORCH_FN(clamp_max_tensor_out));
 }
 
 }  // namespace drawbridge::ops

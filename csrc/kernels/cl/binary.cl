@@ -71,6 +71,8 @@ BINARY(copysign, copysign(a, b))
 BINARY(minimum, (isnan(a) || isnan(b)) ? a + b : fmin(a, b))
 BINARY(maximum, (isnan(a) || isnan(b)) ? a + b : fmax(a, b))
 BINARY(fmin, fmin(a, b))
+BINARY(clamp_min, isnan(a) ? a : fmax(a, b))
+BINARY(clamp_max, isnan(a) ? a : fmin(a, b))
 BINARY(fmax, fmax(a, b))
 BINARY(xlogy, isnan(b) ? b : (a == 0 ? (ct)0 : a * log(b)))
 BINARY(sigmoid_backward, a * ((ct)1 - b) * b)
@@ -99,9 +101,21 @@ BINARY_PQ(softplus_backward, b * p > q ? a : a * ((ct)1 - (ct)1 / ((ct)1 + exp(b
 BINARY_P(softshrink_backward, (b >= -p && b <= p) ? (ct)0 : a)
 BINARY_P(hardshrink_backward, (b >= -p && b <= p) ? (ct)0 : a)
 BINARY_P(logit_backward_eps, (b < p || b > (ct)1 - p) ? (ct)0 : a / (b * ((ct)1 - b)))
+BINARY(log_sigmoid_backward, a * ((ct)1 / ((ct)1 + exp(b))))
+// elu backward; b is the input, or the output when is_result (then alpha * scale * exp(x * input_scale) = b + alpha * scale).
+__kernel void b_elu_backward(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong alpha_bits, ulong scale_bits,
+                             ulong input_scale_bits, int is_result) {
+  ELEMENTWISE_BEGIN
+  ct g = INPUT(1), x = INPUT(2);
+  ct alpha = bits_to_ct(alpha_bits), scale = bits_to_ct(scale_bits), input_scale = bits_to_ct(input_scale_bits);
+  ct neg = is_result ? g * input_scale * (x + alpha * scale) : g * input_scale * alpha * scale * exp(x * input_scale);
+  OUTPUT(x > 0 ? g * scale : neg);
+}
 BINARY(logit_backward, (b < 0 || b > 1) ? (ct)NAN : a / (b * ((ct)1 - b)))
 #else
 BINARY(minimum, a < b ? a : b)
+BINARY(clamp_min, a < b ? b : a)
+BINARY(clamp_max, a > b ? b : a)
 BINARY(maximum, a > b ? a : b)
 inline ct int_floor_divide(ct a, ct b) {
   ct q = a / b;

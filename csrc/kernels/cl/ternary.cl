@@ -17,6 +17,12 @@ __kernel void t_where(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3)
 }
 
 TERNARY_P(addcmul, a + p * b * c)
+// clamp(a, lo = b, hi = c): max first, then min, so lo > hi gives hi (as the CPU).
+#if CT_IS_FLOAT
+TERNARY_P(clamp, isnan(a) ? a : fmin(fmax(a, b), c))
+#else
+TERNARY_P(clamp, (a < b ? b : a) > c ? c : (a < b ? b : a))
+#endif
 #if CT_IS_FLOAT
 TERNARY_P(addcdiv, a + p * (b / c))
 TERNARY_P(lerp, lerp_value(a, b, c))

@@ -93,6 +93,16 @@ UNARY_P(clamp_min_scalar_float, isnan(a) ? a : fmax(a, p))
 UNARY_P(clamp_max_scalar_float, isnan(a) ? a : fmin(a, p))
 UNARY_PQ(hardtanh, a <= p ? p : (a >= q ? q : a))
 UNARY_PQ(threshold, a <= p ? q : a)
+UNARY(log_sigmoid, fmin(a, (ct)0) - log1p(exp(-fabs(a))))
+// round(a, decimals): p = 10^|decimals|, q > 0 when decimals are negative.
+UNARY_PQ(round_decimals, q > 0 ? rint(a / p) * p : rint(a * p) / p)
+// elu: p = alpha * scale... passed as alpha, scale, input_scale through three kernel args.
+__kernel void u_elu(IterDesc d, OPERAND(0), OPERAND(1), ulong alpha_bits, ulong scale_bits, ulong input_scale_bits) {
+  ELEMENTWISE_BEGIN
+  ct a = INPUT(1);
+  ct alpha = bits_to_ct(alpha_bits), scale = bits_to_ct(scale_bits), input_scale = bits_to_ct(input_scale_bits);
+  OUTPUT(a > 0 ? a * scale : expm1(a * input_scale) * alpha * scale);
+}
 #else
 UNARY(abs, a < 0 ? -a : a)
 UNARY(floor, a)
