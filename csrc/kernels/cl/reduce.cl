@@ -22,6 +22,7 @@ typedef struct {
 
 
 inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong* strides) {
+  if (ndim == 1) return linear * strides[0];  // the common case, without a 64-bit division
   ulong off = 0;
   for (ulong dim = 0; dim < ndim; ++dim) {
     ulong idx = linear % sizes[dim];
