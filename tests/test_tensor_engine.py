@@ -84,3 +84,14 @@ def test_everyday_ops_are_native(native_only):
         assert t.device.type == "ocl"
     expected = torch.nn.functional.gelu(x.cpu() @ w.cpu()).softmax(-1)
     torch.testing.assert_close(y.cpu(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_advanced_indexing(native_only):
+    x = torch.randn(5, 6, 7)
+    ids = torch.tensor([[0, 4], [-1, 2]])
+    d, i = x.to("ocl"), ids.to("ocl")
+    for index in (lambda t, k: t[k], lambda t, k: t[:, k], lambda t, k: t[..., k]):
+        assert torch.equal(index(d, i).cpu(), index(x, ids))
+    drawbridge.set_fallback_mode("silent")  # a boolean mask still goes through the CPU
+    mask = x > 0
+    assert torch.equal(d[mask.to("ocl")].cpu(), x[mask])

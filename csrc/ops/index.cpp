@@ -1,4 +1,5 @@
-// Indexing along one dimension: index_select, gather (cl/index.cl, gather), and masked_fill_.
+// Indexing along one dimension: index_select, gather (cl/index.cl, gather), masked_fill_, and
+// advanced indexing with one index tensor.
 // Out-of-range indices are caught on the device (see Device::error_flag) and raised at the next
 // synchronization, never read or written.
 #include <ATen/WrapDimUtils.h>
@@ -6,6 +7,7 @@
 #include <torch/library.h>
 
 #include "core/device_state.h"
+#include "core/fallback.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -125,6 +127,41 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
   return masked_fill_(self, mask, value.item());
 }
 
+// Advanced indexing, self[indices]. One integer index tensor (the rest None, as in x[ids] or
+// x[:, ids]) is an index_select along its dimension; every other form runs on the CPU and counts
+// as a fallback.
+at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  int64_t dim = -1, defined = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    std::optional<at::Tensor> t = indices[i];
+    if (t && t->defined()) {
+      dim = static_cast<int64_t>(i);
+      ++defined;
+    }
+  }
+  TORCH_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= self.dim(), "too many indices for tensor of dimension ",
+                    self.dim(), " (got ", indices.size(), ")");
+  if (defined == 1) {
+    at::Tensor idx = *indices.get(dim);
+    if ((idx.scalar_type() == c10::kLong || idx.scalar_type() == c10::kInt) && idx.device() == self.device()) {
+      // Negative indices count from the end, as in Python.
+      at::Tensor wrapped = at::where(idx < 0, idx + self.size(dim), idx);
+      at::Tensor flat = self.index_select(dim, wrapped.reshape({-1}));
+      at::DimVector shape(self.sizes().begin(), self.sizes().begin() + dim);
+      shape.append(idx.sizes().begin(), idx.sizes().end());
+      shape.append(self.sizes().begin() + dim + 1, self.sizes().end());
+      return flat.view(shape);
+    }
+  }
+  core::note_fallback("aten::index.Tensor");
+  c10::List<std::optional<at::Tensor>> cpu_indices;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    std::optional<at::Tensor> t = indices[i];
+    cpu_indices.push_back(t && t->defined() ? std::optional<at::Tensor>(t->cpu()) : std::nullopt);
+  }
+  return at::index(self.cpu(), cpu_indices).to(self.device());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -134,6 +171,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gather.out", TORCH_FN(gather_out));
   m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_));
   m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
+  m.impl("index.Tensor", TORCH_FN(index));
 }
 
 }  // namespace drawbridge::ops
