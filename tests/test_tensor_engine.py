@@ -95,3 +95,21 @@ def test_advanced_indexing(native_only):
     drawbridge.set_fallback_mode("silent")  # a boolean mask still goes through the CPU
     mask = x > 0
     assert torch.equal(d[mask.to("ocl")].cpu(), x[mask])
+
+
+def test_sync_mode_raises_at_the_op(run_py):
+    r = run_py(
+        """
+        import torch
+        x = torch.arange(5.0, device="ocl")
+        try:
+            x.index_select(0, torch.tensor([7], device="ocl"))
+            print("no error at the op")
+        except IndexError:
+            print("IndexError at the op")
+        print(x.sum().item())
+        """,
+        env={"DRAWBRIDGE_SYNC": "1"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["IndexError at the op", "10.0"]

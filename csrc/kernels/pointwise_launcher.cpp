@@ -89,7 +89,9 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     args.push_back({sizeof(cl_ulong), &offsets[k]});
   }
   args.insert(args.end(), extra.begin(), extra.end());
-  runtime::launch_args(kernel, core::current_queue(index), groups, local, args.data(), args.size());
+  cl_command_queue queue = core::current_queue(index);
+  runtime::launch_args(kernel, queue, groups, local, args.data(), args.size());
+  if (runtime::sync_mode()) core::raise_device_errors(index, queue);  // at the op, not at the next sync
 }
 
 }  // namespace drawbridge::kernels
