@@ -113,3 +113,17 @@ def test_sync_mode_raises_at_the_op(run_py):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:2] == ["IndexError at the op", "10.0"]
+
+
+def test_sort_and_topk(native_only):
+    x = torch.randn(7, 33)
+    x[0, 3] = float("nan")
+    x[1, :5] = 1.0  # ties keep their order (stable)
+    d = x.to("ocl")
+    for descending in (False, True):
+        v, i = d.sort(dim=1, descending=descending, stable=True)
+        ev, ei = x.sort(dim=1, descending=descending, stable=True)
+        assert torch.equal(v.cpu().nan_to_num(), ev.nan_to_num()) and torch.equal(i.cpu(), ei)
+    v, i = d.topk(4, 1)
+    ev, ei = x.topk(4, 1)
+    assert torch.equal(v.cpu().nan_to_num(), ev.nan_to_num()) and torch.equal(i.cpu(), ei)
