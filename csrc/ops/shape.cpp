@@ -1,5 +1,4 @@
-// Shape ops that move whole blocks: cat, roll and flip, built from device copies and
-// index_select (no kernels of their own).
+// Shape ops built from other native ops (no kernels of their own): cat, roll, flip, tril, triu.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorShape.h>
@@ -97,6 +96,28 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   return result.is_same(self) ? self.clone() : result;
 }
 
+// tril / triu: keep the elements on one side of a diagonal, from native arange, compare and where.
+template <bool Lower>
+at::Tensor& tri_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+  TORCH_CHECK(self.dim() >= 2, Lower ? "tril" : "triu", ": input tensor must have at least 2 dimensions");
+  const int64_t rows = self.size(-2), cols = self.size(-1);
+  auto opts = self.options().dtype(c10::kLong);
+  at::Tensor offset = at::arange(cols, opts).unsqueeze(0) - at::arange(rows, opts).unsqueeze(1);
+  at::Tensor keep = Lower ? offset <= diagonal : offset >= diagonal;
+  at::Tensor result = at::where(keep, self, at::zeros({}, self.options()));
+  if (!out.is_same(self)) at::native::resize_output(out, self.sizes());
+  return out.copy_(result);
+}
+template <bool Lower>
+at::Tensor tri(const at::Tensor& self, int64_t diagonal) {
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+  return tri_out<Lower>(self, diagonal, out);
+}
+template <bool Lower>
+at::Tensor& tri_(at::Tensor& self, int64_t diagonal) {
+  return tri_out<Lower>(self, diagonal, self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -104,6 +125,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat.out", TORCH_FN(cat_out));
   m.impl("roll", TORCH_FN(roll_impl));
   m.impl("flip", TORCH_FN(flip));
+  m.impl("tril", TORCH_FN(tri<true>));
+  m.impl("tril_", TORCH_FN(tri_<true>));
+  m.impl("tril.out", TORCH_FN(tri_out<true>));
+  m.impl("triu", TORCH_FN(tri<false>));
+  m.impl("triu_", TORCH_FN(tri_<false>));
+  m.impl("triu.out", TORCH_FN(tri_out<false>));
 }
 
 }  // namespace drawbridge::ops
