@@ -2,7 +2,11 @@
 // kernels with scalar parameters (cl/unary.cl for forward, cl/binary.cl for backward).
 #include <cmath>
 
+#include <limits>
+
+#include <ATen/Dispatch.h>
 #include <ATen/native/Activation.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "ops/pointwise.h"
@@ -237,6 +241,37 @@ at::Tensor& round_decimals_out(const at::Tensor& self, int64_t decimals, at::Ten
   return out;
 }
 
+// nan_to_num: NaN -> nan (default 0), +inf -> posinf (default: the dtype's max), -inf -> neginf.
+at::Tensor nan_to_num_impl(at::Tensor out, const at::Tensor& self, std::optional<double> nan,
+                           std::optional<double> posinf, std::optional<double> neginf) {
+  if (!c10::isFloatingType(self.scalar_type())) {  // integers have no NaN or inf: a copy
+    if (!out.defined()) return self.clone();
+    at::native::resize_output(out, self.sizes());
+    return out.copy_(self);
+  }
+  double max = 0, lowest = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "nan_to_num", [&] {
+    max = static_cast<double>(std::numeric_limits<scalar_t>::max());
+    lowest = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+  });
+  return unary_with(out, self, "nan_to_num", "u_nan_to_num", Dtypes::Floating, nan.value_or(0.0),
+                    posinf.value_or(max), neginf.value_or(lowest));
+}
+at::Tensor nan_to_num(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                      std::optional<double> neginf) {
+  return nan_to_num_impl({}, self, nan, posinf, neginf);
+}
+at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                        std::optional<double> neginf) {
+  nan_to_num_impl(self, self, nan, posinf, neginf);
+  return self;
+}
+at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                           std::optional<double> neginf, at::Tensor& out) {
+  nan_to_num_impl(out, self, nan, posinf, neginf);
+  return out;
+}
+
 // clamp with optional scalar bounds; NaN propagates for floating types, as on the CPU.
 at::Tensor clamp_impl(at::Tensor out, const at::Tensor& self, const std::optional<c10::Scalar>& lo,
                       const std::optional<c10::Scalar>& hi) {
@@ -336,6 +371,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_BACKWARD(m, log_sigmoid_backward);
   DB_REGISTER_ACTIVATION(m, elu);
   DB_REGISTER_BACKWARD(m, elu_backward);
+  DB_REGISTER_ACTIVATION(m, nan_to_num);
   m.impl("round.decimals", TORCH_FN(round_decimals));
   m.impl("round_.decimals", TORCH_FN(round_decimals_));
   m.impl("round.decimals_out", TORCH_FN(round_decimals_out));

@@ -64,6 +64,7 @@ constexpr UnaryOp kOps[] = {
     {"signbit", Build::BoolOut, Dtypes::All, "u_signbit", "u_signbit", false},
     {"isposinf", Build::BoolOut, Dtypes::All, "u_isposinf_float", "u_isposinf", false},
     {"isneginf", Build::BoolOut, Dtypes::All, "u_isneginf_float", "u_isneginf", false},
+    {"isnan", Build::BoolOut, Dtypes::All, "u_isnan_float", "u_isnan", false},
     {"relu", Build::Same, Dtypes::NotBool, "u_relu", "u_relu"},
 };
 

@@ -29,6 +29,7 @@ UNARY(sign, (ct)((a > 0) - (a < 0)))
 UNARY(bitwise_not_bool, !a)
 UNARY(logical_not, !a)
 UNARY(isposinf, 0)
+UNARY(isnan, 0)
 UNARY(isneginf, 0)
 inline ct clamp_ordered(ct a, ct lo, ct hi) {  // max(a, lo), then min(., hi), as the CPU
   ct t = a < lo ? lo : a;
@@ -74,6 +75,13 @@ UNARY(frac, a - trunc(a))
 UNARY(sign_float, isnan(a) ? (ct)0 : (ct)((a > 0) - (a < 0)))
 UNARY(signbit, signbit(a))
 UNARY(isposinf_float, isinf(a) && a > 0)
+UNARY(isnan_float, isnan(a))
+// nan_to_num: p replaces NaN, q +inf and r -inf.
+__kernel void u_nan_to_num(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits, ulong q_bits, ulong r_bits) {
+  ELEMENTWISE_BEGIN
+  ct a = INPUT(1);
+  OUTPUT(isnan(a) ? bits_to_ct(p_bits) : isinf(a) ? (a > 0 ? bits_to_ct(q_bits) : bits_to_ct(r_bits)) : a);
+}
 UNARY(isneginf_float, isinf(a) && a < 0)
 UNARY(relu, isnan(a) ? a : (a > 0 ? a : (ct)0))
 UNARY(silu, a / ((ct)1 + exp(-a)))
