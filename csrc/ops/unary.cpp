@@ -1,4 +1,5 @@
 // Unary elementwise ops (cl/unary.cl): math functions, rounding, sign tests, bitwise/logical not.
+#include <cstring>
 #include <utility>
 
 #include <torch/library.h>
@@ -85,13 +86,13 @@ at::TensorIterator build(const UnaryOp& op, at::Tensor& out, const at::Tensor& s
 }
 
 void run(const UnaryOp& op, at::TensorIterator& iter, c10::ScalarType input_type) {
-  TORCH_CHECK(input_type != c10::kBool || std::string(op.name) != "neg",
+  TORCH_CHECK(input_type != c10::kBool || std::strcmp(op.name, "neg") != 0,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
               "use the `~` or `logical_not()` operator instead.");
   check_dtype(op.name, input_type, op.dtypes);
   c10::ScalarType compute = op.build == Build::BoolOut ? input_type : iter.common_dtype();
   bool floating = c10::isFloatingType(compute);
-  const char* kernel = input_type == c10::kBool && op.build == Build::Same && std::string(op.name) == "bitwise_not"
+  const char* kernel = input_type == c10::kBool && std::strcmp(op.name, "bitwise_not") == 0
                            ? "u_bitwise_not_bool"
                            : floating ? op.float_kernel : op.int_kernel;
   TORCH_CHECK_NOT_IMPLEMENTED(kernel, "\"", op.name, "\" not implemented for '", c10::toString(compute), "' on ocl");
