@@ -61,7 +61,10 @@ runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, co
   auto body = sources.find(file);
   TORCH_INTERNAL_ASSERT(common != sources.end() && body != sources.end(), "no embedded OpenCL source ", file);
   std::string opts = options;
-  if (opts.find("f64") != std::string::npos) opts += " -DUSE_FP64";
+  // Every program may use double where the device has it (special functions compute in it).
+  if (device.properties().fp64) opts += " -DUSE_FP64";
+  // Division and sqrt correctly rounded, as on the CPU and in CUDA (OpenCL allows 2.5 ulp).
+  opts += " -cl-fp32-correctly-rounded-divide-sqrt";
   opts += " -w";  // kernels of other operand counts in the same file warn; drivers print warnings
   runtime::Kernel& kernel = runtime::get_kernel(device, file, common->second + "\n" + body->second, opts, name);
   std::unique_lock<std::shared_mutex> lock(mutex);

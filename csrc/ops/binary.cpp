@@ -26,6 +26,7 @@ struct BinaryOp {
   const char* float_kernel;
   const char* int_kernel;
   bool scalar_other = false;  // the second argument is a Scalar
+  const char* file = "binary.cl";
 };
 
 constexpr BinaryOp kOps[] = {
@@ -64,6 +65,11 @@ constexpr BinaryOp kOps[] = {
     {"bitwise_xor.Tensor", "bitwise_xor_.Tensor", "bitwise_xor.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_bitwise_xor"},
     {"bitwise_left_shift.Tensor", "bitwise_left_shift_.Tensor", "bitwise_left_shift.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_lshift"},
     {"bitwise_right_shift.Tensor", "bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor_out", Build::Same, Dtypes::IntegralAndBool, nullptr, "b_rshift"},
+    {"floor_divide", "floor_divide_.Tensor", "floor_divide.out", Build::Same, Dtypes::NotBool, "b_div_floor", "b_div_floor"},
+    {"logaddexp", nullptr, "logaddexp.out", Build::Same, Dtypes::Floating, "b_logaddexp", nullptr, false, "special.cl"},
+    {"logaddexp2", nullptr, "logaddexp2.out", Build::Same, Dtypes::Floating, "b_logaddexp2", nullptr, false, "special.cl"},
+    {"special_xlog1py", nullptr, "special_xlog1py.out", Build::Float, Dtypes::All, "b_xlog1py", nullptr, false, "special.cl"},
+    {"special_zeta", nullptr, "special_zeta.out", Build::Float, Dtypes::All, "b_zeta", nullptr, false, "special.cl"},
 };
 
 at::TensorIterator build(Build kind, at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
@@ -84,11 +90,17 @@ const char* pick_kernel(const char* op, c10::ScalarType compute, Dtypes dtypes, 
 }
 
 template <typename... Extra>
-void run(const char* op, at::TensorIterator& iter, Dtypes dtypes, const char* float_kernel, const char* int_kernel,
-         const Extra&... extra) {
+void run_in(const char* file, const char* op, at::TensorIterator& iter, Dtypes dtypes, const char* float_kernel,
+            const char* int_kernel, const Extra&... extra) {
   // Comparisons compute in the inputs' common dtype, not in the output's bool.
   c10::ScalarType compute = iter.common_dtype();
-  run_pointwise(iter, "binary.cl", pick_kernel(op, compute, dtypes, float_kernel, int_kernel), compute, extra...);
+  run_pointwise(iter, file, pick_kernel(op, compute, dtypes, float_kernel, int_kernel), compute, extra...);
+}
+
+template <typename... Extra>
+void run(const char* op, at::TensorIterator& iter, Dtypes dtypes, const char* float_kernel, const char* int_kernel,
+         const Extra&... extra) {
+  run_in("binary.cl", op, iter, dtypes, float_kernel, int_kernel, extra...);
 }
 
 at::Tensor other_tensor(const at::Tensor& t) { return t; }
@@ -98,7 +110,7 @@ template <int I, typename Other>
 at::Tensor binary_impl(at::Tensor out, const at::Tensor& a, const Other& b) {
   const BinaryOp& op = kOps[I];
   auto iter = build(op.build, out, a, other_tensor(b));
-  run(op.out, iter, op.dtypes, op.float_kernel, op.int_kernel);
+  run_in(op.file, op.out, iter, op.dtypes, op.float_kernel, op.int_kernel);
   return iter.output();
 }
 
@@ -208,6 +220,20 @@ at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b, std::optional
   return out;
 }
 
+// pow(Scalar base, Tensor exponent).
+at::Tensor pow_scalar_base_impl(at::Tensor out, const c10::Scalar& base, const at::Tensor& exponent) {
+  auto iter = at::TensorIterator::binary_op(out, at::native::wrapped_scalar_tensor(base), exponent);
+  run("pow", iter, Dtypes::NotBool, "b_pow", "b_pow");
+  return iter.output();
+}
+at::Tensor pow_scalar_base(const c10::Scalar& base, const at::Tensor& exponent) {
+  return pow_scalar_base_impl(at::Tensor(), base, exponent);
+}
+at::Tensor& pow_scalar_base_out(const c10::Scalar& base, const at::Tensor& exponent, at::Tensor& out) {
+  pow_scalar_base_impl(out, base, exponent);
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -223,6 +249,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", TORCH_FN(div_mode));
   m.impl("div_.Tensor_mode", TORCH_FN(div_mode_));
   m.impl("div.out_mode", TORCH_FN(div_mode_out));
+  m.impl("pow.Scalar", TORCH_FN(pow_scalar_base));
+  m.impl("pow.Scalar_out", TORCH_FN(pow_scalar_base_out));
 }
 
 }  // namespace drawbridge::ops

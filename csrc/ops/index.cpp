@@ -1,46 +1,159 @@
-// Indexing along one dimension: index_select, gather (cl/index.cl, gather), masked_fill_, and
-// advanced indexing with one index tensor.
-// Out-of-range indices are caught on the device (see Device::error_flag) and raised at the next
-// synchronization, never read or written.
+// Reading by index (cl/index.cl): index_select, gather, advanced indexing (self[indices]),
+// take, masked_select, nonzero, and masked_fill_.
+#include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/IndexingUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "core/device_state.h"
-#include "core/fallback.h"
+#include "ops/indexing.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
 
 namespace {
 
-// src viewed with the shape of `like` and stride 0 along dim, so that an iterator over `like`
-// visits, for each output element, the start of the line the index picks from.
+// src viewed with `shape` and stride 0 along dim, so that an iterator over the output visits,
+// for each output element, the start of the line the index picks from.
 at::Tensor restride_dim(const at::Tensor& src, int64_t dim, at::IntArrayRef shape) {
   std::vector<int64_t> strides(src.strides().begin(), src.strides().end());
   strides[dim] = 0;
   return src.as_strided(shape, strides);
 }
 
-void launch_gather(const at::Tensor& out, const at::Tensor& src_restrided, const at::Tensor& index, int64_t dim,
-                   const at::Tensor& src) {
+// out = element at byte offset `positions * step` from `src_view` (the start of each line).
+void launch_gather(const at::Tensor& out, const at::Tensor& src_view, const at::Tensor& positions, cl_ulong step,
+                   cl_long size) {
   if (out.numel() == 0) return;
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)
                   .resize_outputs(false)
                   .set_check_mem_overlap(false)
                   .add_output(out)
-                  .add_const_input(src_restrided)
-                  .add_const_input(index)
+                  .add_const_input(src_view)
+                  .add_const_input(positions)
                   .build();
   c10::DeviceGuard guard(out.device());
-  auto& dev = core::checked_device(out.device().index());
-  cl_mem error = dev.error_flag();
-  cl_ulong dim_stride = static_cast<cl_ulong>(src.stride(dim) * src.element_size());
-  cl_long dim_size = src.dim() == 0 ? 1 : src.size(dim);
-  kernels::launch_pointwise(iter, {"index.cl", "gather", out.scalar_type(), "", /*raw=*/true}, dim_stride, dim_size,
-                            error);
+  cl_mem error = core::checked_device(out.device().index()).error_flag();
+  kernels::launch_pointwise(iter, {"index.cl", "gather", out.scalar_type(), "", /*raw=*/true}, step, size, error);
 }
+
+}  // namespace
+
+void gather_along(const at::Tensor& out, const at::Tensor& src, int64_t dim, const at::Tensor& index) {
+  if (src.dim() == 0) {
+    launch_gather(out, src, index, 0, 1);
+    return;
+  }
+  launch_gather(out, restride_dim(src, dim, out.sizes()), index, src.stride(dim) * src.element_size(), src.size(dim));
+}
+
+AdvancedIndex advanced_index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  at::native::checkIndexTensorTypes(indices, /*allow_int=*/true);
+  TORCH_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= std::max<int64_t>(self.dim(), 1),
+                    "too many indices for tensor of dimension ", self.dim(), " (got ", indices.size(), ")");
+  // Bool masks become the long indices of their nonzero elements.
+  std::vector<at::Tensor> expanded = at::native::expandTensors(self, indices, /*ensure_same_device=*/true);
+  TORCH_CHECK_INDEX(static_cast<int64_t>(expanded.size()) <= self.dim() || self.dim() == 0,
+                    "too many indices for tensor of dimension ", self.dim(), " (got ", expanded.size(), ")");
+  try {
+    expanded = at::expand_outplace(expanded);
+  } catch (std::exception&) {
+    std::ostringstream shapes;
+    for (const auto& t : expanded)
+      if (t.defined()) shapes << t.sizes() << " ";
+    TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                      shapes.str());
+  }
+  at::Tensor src = self.dim() == 0 ? self.view({1}) : self;
+  while (static_cast<int64_t>(expanded.size()) < src.dim()) expanded.emplace_back();
+  // Indexed dimensions that are not adjacent move to the front, as NumPy orders the result.
+  if (!at::native::hasContiguousSubspace(expanded)) std::tie(src, expanded) = at::native::transposeToFront(src, expanded);
+  int64_t before = 0;
+  while (!expanded[before].defined()) ++before;
+  int64_t count = 0;
+  while (before + count < src.dim() && expanded[before + count].defined()) ++count;
+  TORCH_CHECK_NOT_IMPLEMENTED(count <= 8, "ocl indexing supports at most 8 index tensors; got ", count);
+  at::IntArrayRef index_shape = expanded[before].sizes();
+
+  // Byte offset of each index combination, bounds checked on the device.
+  at::Tensor offsets = at::empty(index_shape, self.options().dtype(c10::kLong));
+  struct {
+    int64_t sizes[8];
+    int64_t strides[8];
+  } dims = {};
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).add_output(offsets);
+  std::vector<at::Tensor> longs;
+  for (int64_t k = 0; k < count; ++k) {
+    dims.sizes[k] = src.size(before + k);
+    dims.strides[k] = src.stride(before + k) * src.element_size();
+    longs.push_back(expanded[before + k].to(c10::kLong));
+    config.add_const_input(longs.back());
+  }
+  if (offsets.numel() > 0) {
+    auto iter = config.build();
+    c10::DeviceGuard guard(self.device());
+    cl_mem error = core::checked_device(self.device().index()).error_flag();
+    kernels::launch_pointwise(iter, {"index.cl", "index_offsets", c10::kLong}, dims, error);
+  }
+
+  // The result keeps the dimensions before and after the indexed ones; the index shape replaces them.
+  at::DimVector shape(src.sizes().begin(), src.sizes().begin() + before);
+  at::DimVector strides(src.strides().begin(), src.strides().begin() + before);
+  at::DimVector offsets_shape(before, 1);
+  shape.append(index_shape.begin(), index_shape.end());
+  strides.append(index_shape.size(), 0);
+  offsets_shape.append(index_shape.begin(), index_shape.end());
+  shape.append(src.sizes().begin() + before + count, src.sizes().end());
+  strides.append(src.strides().begin() + before + count, src.strides().end());
+  offsets_shape.append(src.dim() - before - count, 1);
+  return {src.as_strided(shape, strides), offsets.view(offsets_shape)};
+}
+
+at::Tensor nonzero_coords(const at::Tensor& self) {
+  const int64_t n = self.numel();
+  const int64_t ndim = self.dim();
+  TORCH_CHECK(ndim <= kernels::kMaxDims, "nonzero is not supported for tensors with more than ", kernels::kMaxDims,
+              " dimensions");
+  if (n == 0) return at::empty({0, ndim}, self.options().dtype(c10::kLong));
+  c10::DeviceGuard guard(self.device());
+  at::Tensor mask = (self != 0).reshape({-1}).contiguous();
+  // Chunks are counted in parallel, then each writes its coordinates from its own start row.
+  const int64_t chunk = std::max<int64_t>(4096, (n + 4095) / 4096);
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  at::Tensor counts = at::empty({chunks}, self.options().dtype(c10::kLong));
+  at::Tensor starts = mask.as_strided({chunks}, {chunk});
+  cl_ulong chunk_arg = chunk, n_arg = n;
+  {
+    auto iter = at::TensorIteratorConfig().check_all_same_dtype(false).add_output(counts).add_const_input(starts).build();
+    kernels::launch_pointwise(iter, {"index.cl", "nonzero_count", c10::kLong}, chunk_arg, n_arg);
+  }
+  at::Tensor rows = counts.cpu().cumsum(0);  // synchronizes: the result's size depends on it
+  const int64_t total = rows[-1].item<int64_t>();
+  at::Tensor out = at::empty({total, ndim}, self.options().dtype(c10::kLong));
+  if (total == 0 || ndim == 0) return out;
+  at::Tensor first_rows = (rows - counts.cpu()).to(self.device());
+  struct {
+    uint64_t sizes[kernels::kMaxDims];
+  } shape = {};
+  for (int64_t d = 0; d < ndim; ++d) shape.sizes[d] = self.size(d);
+  auto ref = core::checked_device(self.device().index()).memory().resolve(out.data_ptr());
+  cl_ulong out_offset = ref.offset;
+  cl_uint ndim_arg = static_cast<cl_uint>(ndim);
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .set_check_mem_overlap(false)
+                  .add_output(first_rows)
+                  .add_const_input(starts)
+                  .build();
+  kernels::launch_pointwise(iter, {"index.cl", "nonzero_write", c10::kLong}, chunk_arg, n_arg, ref.mem, out_offset,
+                            ndim_arg, shape);
+  return out;
+}
+
+namespace {
 
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
@@ -54,16 +167,8 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   if (self.dim() > 0) shape[dim] = index.numel();
   at::native::resize_output(out, shape);
   if (out.numel() == 0) return out;
-  if (self.dim() == 0) {
-    // A 0-d tensor indexed by a one-element index: the index must be 0.
-    launch_gather(out, self, index.reshape({}), 0, self.reshape({1}));
-    return out;
-  }
-  // The index, viewed with the output's shape: it varies along dim only.
-  std::vector<int64_t> index_strides(shape.size(), 0);
-  index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
-  at::Tensor index_view = index.as_strided(shape, index_strides);
-  launch_gather(out, restride_dim(self, dim, shape), index_view, dim, self);
+  // A 0-d tensor indexed by a one-element index: the index must be 0.
+  gather_along(out, self, dim, self.dim() == 0 ? index.reshape({}) : index_along(index, shape, dim));
   return out;
 }
 
@@ -90,11 +195,7 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
                   dim);
   at::native::resize_output(out, index.sizes());
   if (out.numel() == 0) return out;
-  if (self.dim() == 0) {
-    launch_gather(out, self, index, 0, self.reshape({1}));
-    return out;
-  }
-  launch_gather(out, restride_dim(self, dim, index.sizes()), index, dim, self);
+  gather_along(out, self, dim, index);
   return out;
 }
 
@@ -127,39 +228,49 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
   return masked_fill_(self, mask, value.item());
 }
 
-// Advanced indexing, self[indices]. One integer index tensor (the rest None, as in x[ids] or
-// x[:, ids]) is an index_select along its dimension; every other form runs on the CPU and counts
-// as a fallback.
-at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
-  int64_t dim = -1, defined = 0;
-  for (size_t i = 0; i < indices.size(); ++i) {
-    std::optional<at::Tensor> t = indices[i];
-    if (t && t->defined()) {
-      dim = static_cast<int64_t>(i);
-      ++defined;
-    }
-  }
-  TORCH_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= self.dim(), "too many indices for tensor of dimension ",
-                    self.dim(), " (got ", indices.size(), ")");
-  if (defined == 1) {
-    at::Tensor idx = *indices.get(dim);
-    if ((idx.scalar_type() == c10::kLong || idx.scalar_type() == c10::kInt) && idx.device() == self.device()) {
-      // Negative indices count from the end, as in Python.
-      at::Tensor wrapped = at::where(idx < 0, idx + self.size(dim), idx);
-      at::Tensor flat = self.index_select(dim, wrapped.reshape({-1}));
-      at::DimVector shape(self.sizes().begin(), self.sizes().begin() + dim);
-      shape.append(idx.sizes().begin(), idx.sizes().end());
-      shape.append(self.sizes().begin() + dim + 1, self.sizes().end());
-      return flat.view(shape);
-    }
-  }
-  core::note_fallback("aten::index.Tensor");
-  c10::List<std::optional<at::Tensor>> cpu_indices;
-  for (size_t i = 0; i < indices.size(); ++i) {
-    std::optional<at::Tensor> t = indices[i];
-    cpu_indices.push_back(t && t->defined() ? std::optional<at::Tensor>(t->cpu()) : std::nullopt);
-  }
-  return at::index(self.cpu(), cpu_indices).to(self.device());
+at::Tensor index_tensor(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  AdvancedIndex info = advanced_index(self, indices);
+  at::Tensor out = at::empty(info.target.sizes(), self.options());
+  launch_gather(out, info.target, info.offsets, 1, std::numeric_limits<int64_t>::max());
+  return out;
+}
+
+at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
+  at::Tensor result = index_tensor(self, indices);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+// take: self as a flat vector indexed by `index` (negative indices count from the end).
+at::Tensor take_flat(const at::Tensor& self, const at::Tensor& index) {
+  TORCH_CHECK(index.scalar_type() == c10::kLong, "take(): Expected a long tensor for index, but got ",
+              index.scalar_type());
+  TORCH_CHECK_INDEX(self.numel() > 0 || index.numel() == 0, "take(): tried to take from an empty tensor");
+  return index_tensor(self.reshape({-1}), c10::List<std::optional<at::Tensor>>({index})).view(index.sizes());
+}
+at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
+  at::Tensor result = take_flat(self, index);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+at::Tensor select_masked(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_select: expected BoolTensor for mask");
+  auto [values, where] = at::expand_outplace(self, mask);
+  return index_tensor(values->contiguous(), c10::List<std::optional<at::Tensor>>({where->contiguous()}));
+}
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  at::Tensor result = select_masked(self, mask);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == c10::kLong, "nonzero: Expected out tensor to have scalar type Long but got ",
+              out.scalar_type());
+  at::Tensor result = nonzero_coords(self);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
 }
 
 }  // namespace
@@ -171,7 +282,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gather.out", TORCH_FN(gather_out));
   m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_));
   m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
-  m.impl("index.Tensor", TORCH_FN(index));
+  m.impl("index.Tensor", TORCH_FN(index_tensor));
+  m.impl("index.Tensor_out", TORCH_FN(index_out));
+  m.impl("take", TORCH_FN(take_flat));
+  m.impl("take.out", TORCH_FN(take_out));
+  m.impl("masked_select", TORCH_FN(select_masked));
+  m.impl("masked_select.out", TORCH_FN(masked_select_out));
+  m.impl("nonzero", TORCH_FN(nonzero_coords));
+  m.impl("nonzero.out", TORCH_FN(nonzero_out));
 }
 
 }  // namespace drawbridge::ops

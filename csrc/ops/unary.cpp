@@ -22,7 +22,8 @@ struct UnaryOp {
   Dtypes dtypes;
   const char* float_kernel;  // kernel when computing in floating point
   const char* int_kernel;    // kernel when computing in an integer type (or nullptr)
-  bool inplace_and_functional = true;  // false: only name.out (the rest is composite)
+  bool inplace_and_functional = true;  // false: the functional and name.out only
+  const char* file = "unary.cl";
 };
 
 constexpr UnaryOp kOps[] = {
@@ -67,6 +68,11 @@ constexpr UnaryOp kOps[] = {
     {"isneginf", Build::BoolOut, Dtypes::All, "u_isneginf_float", "u_isneginf", false},
     {"isnan", Build::BoolOut, Dtypes::All, "u_isnan_float", "u_isnan", false},
     {"relu", Build::Same, Dtypes::NotBool, "u_relu", "u_relu"},
+    {"erfinv", Build::Float, Dtypes::All, "u_erfinv", nullptr, true, "special.cl"},
+    {"digamma", Build::Float, Dtypes::All, "u_digamma", nullptr, true, "special.cl"},
+    {"sinc", Build::Float, Dtypes::All, "u_sinc", nullptr, true, "special.cl"},
+    {"special_entr", Build::Float, Dtypes::All, "u_entr", nullptr, false, "special.cl"},
+    {"angle", Build::Float, Dtypes::All, "u_angle", nullptr, false, "special.cl"},
 };
 
 at::TensorIterator build(const UnaryOp& op, at::Tensor& out, const at::Tensor& self) {
@@ -97,7 +103,7 @@ void run(const UnaryOp& op, at::TensorIterator& iter, c10::ScalarType input_type
                            : floating ? op.float_kernel : op.int_kernel;
   TORCH_CHECK_NOT_IMPLEMENTED(kernel, "\"", op.name, "\" not implemented for '", c10::toString(compute), "' on ocl");
   // Bool "sign"-like ops compute on uint8 values and store them back as bool.
-  run_pointwise(iter, "unary.cl", kernel, compute);
+  run_pointwise(iter, op.file, kernel, compute);
 }
 
 // Writes op I of self into `out` (a handle to the caller's tensor, or undefined to allocate).
@@ -132,6 +138,25 @@ at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
   return out;
 }
 
+// polygamma(n, x), the n-th derivative of digamma.
+at::Tensor polygamma_impl(at::Tensor out, int64_t n, const at::Tensor& self) {
+  TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+  auto iter = at::TensorIterator::unary_float_op(out, self);
+  c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
+  check_dtype("polygamma", compute, Dtypes::Floating);
+  run_pointwise(iter, "special.cl", "u_polygamma", compute, scalar_bits(n, compute));
+  return iter.output();
+}
+at::Tensor polygamma(int64_t n, const at::Tensor& self) { return polygamma_impl(at::Tensor(), n, self); }
+at::Tensor& polygamma_out(int64_t n, const at::Tensor& self, at::Tensor& out) {
+  polygamma_impl(out, n, self);
+  return out;
+}
+at::Tensor& polygamma_(at::Tensor& self, int64_t n) {
+  polygamma_impl(self, n, self);
+  return self;
+}
+
 template <int... I>
 void register_all(torch::Library& m, std::integer_sequence<int, I...>) {
   auto one = [&m](const UnaryOp& op, auto fn, auto fn_, auto fn_out) {
@@ -152,6 +177,9 @@ void register_all(torch::Library& m, std::integer_sequence<int, I...>) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_all(m, std::make_integer_sequence<int, sizeof(kOps) / sizeof(kOps[0])>());
   m.impl("logical_not.out", TORCH_FN(logical_not_out));
+  m.impl("polygamma", TORCH_FN(polygamma));
+  m.impl("polygamma.out", TORCH_FN(polygamma_out));
+  m.impl("polygamma_", TORCH_FN(polygamma_));
 }
 
 }  // namespace drawbridge::ops

@@ -1,31 +1,5 @@
 // Binary elementwise ops: out = f(a, b); kernel b_<name>. Semantics follow PyTorch's CPU
 // kernels (Python-style floor division and remainder, NaN-propagating minimum/maximum, ...).
-#define BINARY(name, expr)                                             \
-  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2)) { \
-    ELEMENTWISE_BEGIN                                                  \
-    ct a = INPUT(1);                                                   \
-    ct b = INPUT(2);                                                   \
-    OUTPUT(expr);                                                      \
-  }
-// With one compute-type parameter p.
-#define BINARY_P(name, expr)                                                          \
-  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong p_bits) { \
-    ELEMENTWISE_BEGIN                                                                 \
-    ct a = INPUT(1);                                                                  \
-    ct b = INPUT(2);                                                                  \
-    ct p = bits_to_ct(p_bits);                                                        \
-    OUTPUT(expr);                                                                     \
-  }
-#define BINARY_PQ(name, expr)                                                                      \
-  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong p_bits, ulong q_bits) { \
-    ELEMENTWISE_BEGIN                                                                              \
-    ct a = INPUT(1);                                                                               \
-    ct b = INPUT(2);                                                                               \
-    ct p = bits_to_ct(p_bits);                                                                     \
-    ct q = bits_to_ct(q_bits);                                                                     \
-    OUTPUT(expr);                                                                                  \
-  }
-
 BINARY_P(add, a + p * b)
 BINARY_P(sub, a - p * b)
 BINARY(mul, a * b)

@@ -1,29 +1,5 @@
 // Unary elementwise ops: out = f(in); kernel u_<name> (the prefix keeps names clear of builtins). Float-only ops are compiled when the compute type is
 // floating point; the host promotes integer inputs to float for them, as PyTorch does.
-#define UNARY(name, expr)                                  \
-  __kernel void u_##name(IterDesc d, OPERAND(0), OPERAND(1)) { \
-    ELEMENTWISE_BEGIN                                      \
-    ct a = INPUT(1);                                       \
-    OUTPUT(expr);                                          \
-  }
-
-// Ops with one compute-type parameter p (passed as the bits of a ct).
-#define UNARY_P(name, expr)                                                \
-  __kernel void u_##name(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits) {   \
-    ELEMENTWISE_BEGIN                                                      \
-    ct a = INPUT(1);                                                       \
-    ct p = bits_to_ct(p_bits);                                             \
-    OUTPUT(expr);                                                          \
-  }
-#define UNARY_PQ(name, expr)                                                           \
-  __kernel void u_##name(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits, ulong q_bits) { \
-    ELEMENTWISE_BEGIN                                                                  \
-    ct a = INPUT(1);                                                                   \
-    ct p = bits_to_ct(p_bits);                                                         \
-    ct q = bits_to_ct(q_bits);                                                         \
-    OUTPUT(expr);                                                                      \
-  }
-
 UNARY(neg, -a)
 UNARY(sign, (ct)((a > 0) - (a < 0)))
 UNARY(bitwise_not_bool, !a)

@@ -1,0 +1,178 @@
+// Special functions: digamma, polygamma, Hurwitz zeta, erfinv, log-add-exp and friends.
+// They are computed in `wide` (double where the device has it) and rounded once to the output, so
+// that float32 results match PyTorch's CPU kernels to within rounding.
+#if CT_IS_FLOAT
+#ifdef USE_FP64
+typedef double wide;
+#else
+typedef float wide;
+#endif
+
+#define W_PI ((wide)3.14159265358979323846)
+#define W_EPS ((wide)1.1102230246251565e-16)
+
+// digamma by reflection (x < 0), upward recurrence to x >= 10 and the asymptotic series.
+inline wide digamma_w(wide x) {
+  if (x == 0) return copysign((wide)INFINITY, -x);  // the sign of the pole follows the zero's sign
+  wide result = 0;
+  if (x < 0) {
+    if (x == floor(x)) return (wide)NAN;
+    // digamma(1 - x) - pi / tan(pi x); tan(pi x) through the fractional part keeps precision.
+    wide q = x - floor(x);
+    result = -W_PI / tan(W_PI * q);
+    x = 1 - x;
+  }
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  wide y = 1 / (x * x);
+  // Bernoulli terms B_2k / (2k): 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
+  wide poly = y * ((wide)(1.0 / 12) -
+                   y * ((wide)(1.0 / 120) -
+                        y * ((wide)(1.0 / 252) -
+                             y * ((wide)(1.0 / 240) - y * ((wide)(1.0 / 132) - y * (wide)(691.0 / 32760))))));
+  return result + log(x) - (wide)0.5 / x - poly;
+}
+
+// trigamma: reflection for x < 0.5, recurrence, then the asymptotic series.
+inline wide trigamma_w(wide x) {
+  wide sign = 1, result = 0;
+  if (x < (wide)0.5) {
+    sign = -1;
+    wide s = sin(W_PI * x);
+    result -= W_PI * W_PI / (s * s);
+    x = 1 - x;
+  }
+  for (int i = 0; i < 6; ++i) {
+    result += 1 / (x * x);
+    x += 1;
+  }
+  wide ixx = 1 / (x * x);
+  result += (1 + 1 / (2 * x) + ixx * ((wide)(1.0 / 6) - ixx * ((wide)(1.0 / 30) - ixx * (wide)(1.0 / 42)))) / x;
+  return sign * result;
+}
+
+// Hurwitz zeta(s, q) = sum_k (k + q)^-s by Euler-Maclaurin summation.
+inline wide zeta_w(wide s, wide q) {
+  // (2k)! / B_2k for k = 1..12
+  const wide A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                      -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                      1.8152105401943546773e17, -7.1661652561756670113e18};
+  if (s == 1) return (wide)INFINITY;
+  if (s < 1) return (wide)NAN;
+  if (q <= 0) {
+    if (q == floor(q)) return (wide)INFINITY;
+    if (s != floor(s)) return (wide)NAN;  // q^-s is not real
+  }
+  wide sum = pow(q, -s), a = q, b = 0;
+  int i = 0;
+  while (i < 9 || a <= 9) {
+    i += 1;
+    a += 1;
+    b = pow(a, -s);
+    sum += b;
+    if (fabs(b / sum) < W_EPS) return sum;
+  }
+  wide w = a;
+  sum += b * w / (s - 1);
+  sum -= (wide)0.5 * b;
+  wide fact = 1, k = 0;
+  for (int j = 0; j < 12; ++j) {
+    fact *= s + k;
+    b /= w;
+    wide t = fact * b / A[j];
+    sum += t;
+    if (fabs(t / sum) < W_EPS) return sum;
+    k += 1;
+    fact *= s + k;
+    b /= w;
+    k += 1;
+  }
+  return sum;
+}
+
+inline wide polygamma_w(int n, wide x) {
+  if (n == 0) return digamma_w(x);
+  if (n == 1) return trigamma_w(x);
+  wide factorial = 1;
+  for (int k = 2; k <= n; ++k) factorial *= k;
+  return ((n % 2) ? 1 : -1) * factorial * zeta_w((wide)(n + 1), x);
+}
+
+// erfinv: a rational first guess, refined by Newton steps on erf.
+inline wide erfinv_w(wide y) {
+  if (y <= -1 || y >= 1) return y == -1 ? -(wide)INFINITY : y == 1 ? (wide)INFINITY : (wide)NAN;
+  wide w = -log((1 - y) * (1 + y)), x;
+  if (w < 5) {
+    w -= (wide)2.5;
+    x = (wide)2.81022636e-08;
+    x = (wide)3.43273939e-07 + x * w;
+    x = (wide)-3.5233877e-06 + x * w;
+    x = (wide)-4.39150654e-06 + x * w;
+    x = (wide)0.00021858087 + x * w;
+    x = (wide)-0.00125372503 + x * w;
+    x = (wide)-0.00417768164 + x * w;
+    x = (wide)0.246640727 + x * w;
+    x = (wide)1.50140941 + x * w;
+  } else {
+    w = sqrt(w) - 3;
+    x = (wide)-0.000200214257;
+    x = (wide)0.000100950558 + x * w;
+    x = (wide)0.00134934322 + x * w;
+    x = (wide)-0.00367342844 + x * w;
+    x = (wide)0.00573950773 + x * w;
+    x = (wide)-0.0076224613 + x * w;
+    x = (wide)0.00943887047 + x * w;
+    x = (wide)1.00167406 + x * w;
+    x = (wide)2.83297682 + x * w;
+  }
+  x *= y;
+  const wide two_over_sqrt_pi = (wide)1.1283791670955126;
+  for (int i = 0; i < 2; ++i) x -= (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+  return x;
+}
+
+inline wide logaddexp_w(wide a, wide b) {
+  if (isinf(a) && a == b) return a;
+  wide m = fmax(a, b);
+  return m + log1p(exp(-fabs(a - b)));
+}
+
+inline wide logaddexp2_w(wide a, wide b) {
+  if (isinf(a) && a == b) return a;
+  wide m = fmax(a, b);
+  return m + log1p(exp2(-fabs(a - b))) / log((wide)2);
+}
+
+inline wide sinc_w(wide x) {
+  if (x == 0) return 1;
+  wide px = W_PI * x;
+  return sin(px) / px;
+}
+
+inline wide entr_w(wide x) {
+  if (isnan(x)) return x;
+  if (x > 0) return -x * log(x);
+  return x == 0 ? (wide)0 : -(wide)INFINITY;
+}
+
+// x * log1p(y), 0 where x is 0 (unless y is NaN).
+inline wide xlog1py_w(wide x, wide y) {
+  if (isnan(y)) return y;
+  return x == 0 ? (wide)0 : x * log1p(y);
+}
+
+#define WIDE(x) ((wide)(x))
+UNARY(digamma, digamma_w(WIDE(a)))
+UNARY(erfinv, erfinv_w(WIDE(a)))
+UNARY(sinc, sinc_w(WIDE(a)))
+UNARY(entr, entr_w(WIDE(a)))
+// angle of a real number: 0 for x >= 0, pi for x < 0, NaN stays NaN.
+UNARY(angle, isnan(a) ? a : (a < 0 ? (ct)M_PI : (ct)0))
+UNARY_P(polygamma, polygamma_w((int)p, WIDE(a)))
+BINARY(zeta, zeta_w(WIDE(a), WIDE(b)))
+BINARY(xlog1py, xlog1py_w(WIDE(a), WIDE(b)))
+BINARY(logaddexp, logaddexp_w(WIDE(a), WIDE(b)))
+BINARY(logaddexp2, logaddexp2_w(WIDE(a), WIDE(b)))
+#endif

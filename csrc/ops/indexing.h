@@ -1,0 +1,41 @@
+// Reading and writing by index, shared by the indexing, scatter and search ops.
+// Out-of-range indices are caught on the device (see Device::error_flag) and raised at the next
+// synchronization; they are never read or written.
+#pragma once
+
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+namespace drawbridge::ops {
+
+enum class Combine { Store, Add, Mul, Max, Min };
+
+// For each element of `index` (int32/int64): dst[..., index, ...] (along dim) = or combined
+// with the element of `src` at the same position (src has index's shape). Negative indices
+// count from the end when `wrap`, otherwise they are out of range.
+void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                   Combine combine, bool wrap = false);
+void scatter_value_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
+                         bool wrap = false);
+
+// `index` (any shape, int32/int64) viewed with `shape`: it varies along dim only.
+at::Tensor index_along(const at::Tensor& index, at::IntArrayRef shape, int64_t dim);
+
+// out = src[index] along dim, where `index` already has out's shape.
+void gather_along(const at::Tensor& out, const at::Tensor& src, int64_t dim, const at::Tensor& index);
+
+// self[indices] with NumPy's advanced-indexing rules (integer and bool index tensors, broadcast
+// together; None keeps a dimension). `target` views self with the result's shape (stride 0 over
+// the indexed dimensions) and `offsets`, broadcastable to that shape, holds the byte offset
+// each result element adds to it. Index bounds are checked on the device.
+struct AdvancedIndex {
+  at::Tensor target;
+  at::Tensor offsets;
+};
+AdvancedIndex advanced_index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices);
+
+// Coordinates of the nonzero elements, shape (count, self.dim()); synchronizes to learn count.
+at::Tensor nonzero_coords(const at::Tensor& self);
+
+}  // namespace drawbridge::ops
