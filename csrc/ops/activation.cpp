@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <ATen/Dispatch.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/native/Activation.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -322,6 +323,21 @@ at::Tensor& clamp_max_out(const at::Tensor& self, const c10::Scalar& hi, at::Ten
   return out;
 }
 
+// glu: the first half of dim gated by the sigmoid of the second.
+at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.size(dim);
+  TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", dim, " is size ", n);
+  at::Tensor r = self.narrow(dim, 0, n / 2) * self.narrow(dim, n / 2, n / 2).sigmoid();
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor glu(const at::Tensor& self, int64_t dim) {
+  at::Tensor out = at::empty({0}, self.options());
+  return glu_out(self, dim, out);
+}
+
 }  // namespace
 
 #define DB_REGISTER_ACTIVATION(m, name) \
@@ -375,6 +391,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("round.decimals", TORCH_FN(round_decimals));
   m.impl("round_.decimals", TORCH_FN(round_decimals_));
   m.impl("round.decimals_out", TORCH_FN(round_decimals_out));
+  m.impl("glu", TORCH_FN(glu));
+  m.impl("glu.out", TORCH_FN(glu_out));
 }
 
 }  // namespace drawbridge::ops

@@ -226,6 +226,20 @@ at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim) {
   return linalg_cross_out(a, b, dim, out);
 }
 
+// cdist: the p-norm of every difference of rows, computed directly (no matrix-product shortcut,
+// so small distances keep full precision).
+at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+  TORCH_CHECK(x1.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  TORCH_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+              " X2: ", x2.size(-1));
+  TORCH_CHECK(p >= 0, "cdist only supports non-negative p values");
+  TORCH_CHECK(c10::isFloatingType(x1.scalar_type()), "cdist only supports floating-point dtypes, X1 got: ",
+              x1.scalar_type());
+  at::Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);
+  return at::linalg_vector_norm(diff, p, {-1});
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -248,6 +262,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("vdot", TORCH_FN(dot));
   m.impl("linalg_cross", TORCH_FN(linalg_cross));
   m.impl("linalg_cross.out", TORCH_FN(linalg_cross_out));
+  m.impl("_cdist_forward", TORCH_FN(cdist_forward));
 }
 
 }  // namespace drawbridge::ops

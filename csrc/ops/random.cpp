@@ -1,5 +1,7 @@
 // Random sampling in place (cl/random.cl) with the ocl Philox generator, and dropout.
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "core/generator.h"
@@ -144,6 +146,93 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   return grad * mask * scale;
 }
 
+// randperm: the order that sorts n random 64-bit keys (stable, so ties cannot break determinism).
+at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> gen, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  at::native::resize_output(out, {n});
+  if (n == 0) return out;
+  at::Tensor keys = at::empty({n}, out.options().dtype(c10::kLong));
+  random_(keys, gen);
+  return out.copy_(std::get<1>(keys.sort(std::optional<bool>(true), 0)));
+}
+
+// multinomial: with replacement by inverting the cumulative distribution; without, by the
+// exponential race (the categories with the largest p / Exp(1)), as PyTorch's CPU kernel draws.
+at::Tensor& multinomial_out(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> gen,
+                            at::Tensor& out) {
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "multinomial only supports floating-point dtypes for input, got: ",
+              self.scalar_type());
+  TORCH_CHECK(n > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t categories = self.size(-1);
+  TORCH_CHECK(replacement || n <= categories, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  at::Tensor probs = self.dim() == 1 ? self.unsqueeze(0) : self;
+  at::Tensor p = probs.to(kernels::compute_type(self.scalar_type()));
+  // Invalid distributions raise, as on the CPU: one synchronization for both checks.
+  at::Tensor sums = p.sum(-1, /*keepdim=*/true);
+  at::Tensor flags = at::stack({p.isfinite().logical_not().logical_or_(p < 0).any(), (sums <= 0).any()}).cpu();
+  TORCH_CHECK(!flags[0].item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
+  TORCH_CHECK(!flags[1].item<bool>(), "invalid multinomial distribution (sum of probabilities <= 0)");
+  at::Tensor result;
+  if (replacement) {
+    at::Tensor cdf = p.div(sums).cumsum(-1);
+    at::Tensor u = at::empty({p.size(0), n}, p.options());
+    uniform_(u, 0, 1, gen);
+    result = at::searchsorted(cdf, u, false, /*right=*/true).clamp_max_(categories - 1);
+  } else {
+    at::Tensor race = at::empty_like(p);
+    exponential_(race, 1, gen);
+    result = std::get<1>(p.div(race).topk(n, -1));
+  }
+  if (self.dim() == 1) result = result.squeeze(0);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+at::Tensor multinomial(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> gen) {
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));
+  return multinomial_out(self, n, replacement, gen, out);
+}
+
+// normal with tensor mean and/or std: mean + std * N(0, 1), broadcast.
+at::Tensor normal_tensors(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen) {
+  TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
+  TORCH_CHECK(std.numel() == 0 || !(std < 0).any().item<bool>(), "normal expects all elements of std >= 0.0");
+  at::Tensor noise = at::empty(at::infer_size(mean.sizes(), std.sizes()),
+                               mean.options().dtype(at::promote_types(mean.scalar_type(), std.scalar_type())));
+  normal_(noise, 0, 1, gen);
+  return noise.mul_(std).add_(mean);
+}
+at::Tensor normal_tensor_float(const at::Tensor& mean, double std, std::optional<at::Generator> gen) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  at::Tensor noise = at::empty_like(mean, at::MemoryFormat::Contiguous);
+  normal_(noise, 0, std, gen);
+  return noise.add_(mean);
+}
+at::Tensor normal_float_tensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen) {
+  TORCH_CHECK(std.numel() == 0 || !(std < 0).any().item<bool>(), "normal expects all elements of std >= 0.0");
+  at::Tensor noise = at::empty_like(std, at::MemoryFormat::Contiguous);
+  normal_(noise, 0, 1, gen);
+  return noise.mul_(std).add_(mean);
+}
+at::Tensor& normal_tensors_out(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                               at::Tensor& out) {
+  at::Tensor r = normal_tensors(mean, std, gen);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor& normal_tensor_float_out(const at::Tensor& mean, double std, std::optional<at::Generator> gen,
+                                    at::Tensor& out) {
+  at::Tensor r = normal_tensor_float(mean, std, gen);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor& normal_float_tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                    at::Tensor& out) {
+  at::Tensor r = normal_float_tensor(mean, std, gen);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -161,6 +250,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("random_", TORCH_FN(random_));
   m.impl("native_dropout", TORCH_FN(native_dropout));
   m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
+  m.impl("randperm.generator_out", TORCH_FN(randperm_out));
+  m.impl("multinomial", TORCH_FN(multinomial));
+  m.impl("multinomial.out", TORCH_FN(multinomial_out));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tensors));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tensors_out));
+  m.impl("normal.Tensor_float", TORCH_FN(normal_tensor_float));
+  m.impl("normal.Tensor_float_out", TORCH_FN(normal_tensor_float_out));
+  m.impl("normal.float_Tensor", TORCH_FN(normal_float_tensor));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normal_float_tensor_out));
 }
 
 }  // namespace drawbridge::ops

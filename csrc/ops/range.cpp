@@ -53,6 +53,18 @@ at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
 }
 at::Tensor& eye_out(int64_t n, at::Tensor& out) { return eye_m_out(n, n, out); }
 
+// logspace: base ** linspace(start, end), the exponents stepped as linspace steps them.
+at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
+                         at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  at::native::resize_output(out, {steps});
+  if (steps == 0) return out;
+  c10::ScalarType exponent_type = c10::isFloatingType(out.scalar_type()) ? out.scalar_type() : double_or_float(out);
+  at::Tensor exponents = at::empty({steps}, out.options().dtype(exponent_type));
+  linspace_out(start, end, steps, exponents);
+  return out.copy_(at::pow(base, exponents));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -60,6 +72,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linspace.out", TORCH_FN(linspace_out));
   m.impl("eye.out", TORCH_FN(eye_out));
   m.impl("eye.m_out", TORCH_FN(eye_m_out));
+  m.impl("logspace.out", TORCH_FN(logspace_out));
 }
 
 }  // namespace drawbridge::ops

@@ -5,6 +5,7 @@
 
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/ReduceOpsUtils.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "kernels/pointwise_launcher.h"
@@ -322,6 +323,35 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
   return self.eq(other).all().item<bool>();
 }
 
+// aminmax: both extremes, by the two reductions.
+std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                                                 at::Tensor& min, at::Tensor& max) {
+  TORCH_CHECK(self.numel() > 0 || (dim && self.dim() > 0 && self.size(*dim) > 0) || (dim && self.dim() == 0),
+              "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  at::Tensor lo = dim ? at::amin(self, {*dim}, keepdim) : at::amin(self.reshape({-1}), {0}, false);
+  at::Tensor hi = dim ? at::amax(self, {*dim}, keepdim) : at::amax(self.reshape({-1}), {0}, false);
+  if (!dim && keepdim) {
+    at::DimVector ones(self.dim(), 1);
+    lo = lo.view(ones);
+    hi = hi.view(ones);
+  }
+  at::native::resize_output(min, lo.sizes());
+  at::native::resize_output(max, hi.sizes());
+  min.copy_(lo);
+  max.copy_(hi);
+  return {min, max};
+}
+std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  at::Tensor min = at::empty({0}, self.options()), max = at::empty({0}, self.options());
+  aminmax_out(self, dim, keepdim, min, max);
+  return {min, max};
+}
+
+at::Tensor trace(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return self.diagonal().sum();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -375,6 +405,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("norm.ScalarOpt_dim_dtype", TORCH_FN(norm_dim_dtype));
   m.impl("norm.dtype_out", TORCH_FN(norm_dim_dtype_out));
   m.impl("equal", TORCH_FN(equal));
+  m.impl("aminmax", TORCH_FN(aminmax));
+  m.impl("aminmax.out", TORCH_FN(aminmax_out));
+  m.impl("trace", TORCH_FN(trace));
 }
 
 }  // namespace drawbridge::ops

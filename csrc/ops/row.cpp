@@ -1,5 +1,5 @@
-// Ops that walk rows along one dimension (cl/row.cl): cumsum, cumprod, logcumsumexp,
-// softmax, log_softmax and their backward.
+// Ops that walk rows along one dimension (cl/row.cl): cumsum, cumprod, logcumsumexp, cummax,
+// cummin, mode, softmax, log_softmax and their backward.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -12,13 +12,15 @@ namespace drawbridge::ops {
 namespace {
 
 // Launches `kernel` over every row of the given tensors along dim (outputs first). Extra arguments
-// follow: the row length, each operand's byte step along dim, then `extra`.
+// follow: the row length (that of the last tensor, an input), each operand's byte step along dim,
+// then `extra`.
 template <typename... Extra>
 void launch_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const char* kernel, c10::ScalarType compute,
                  const Extra&... extra) {
   const at::Tensor& out = *tensors.begin();
   if (out.numel() == 0) return;
-  int64_t n = out.dim() == 0 ? 1 : out.size(dim);
+  const at::Tensor& last = *(tensors.end() - 1);
+  int64_t n = last.dim() == 0 ? 1 : last.size(dim);
   at::TensorIteratorConfig config;
   config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(false);
   std::vector<at::Tensor> heads;
@@ -106,6 +108,45 @@ at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& output, in
   return softmax_backward_out<Log>(grad, output, dim, input_dtype, grad_input);
 }
 
+// cummax / cummin write into values and indices, which the composite op allocated like self.
+template <bool Max>
+void cumulative_extreme(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  check_dtype(Max ? "cummax" : "cummin", self.scalar_type(), Dtypes::All);
+  launch_rows({values, indices, self}, dim, Max ? "cummax" : "cummin", kernels::compute_type(self.scalar_type()));
+}
+
+// mode: the most frequent value of each row along dim, from a stable sort of the row.
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                              at::Tensor& indices) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  check_dtype("mode", self.scalar_type(), Dtypes::All);
+  TORCH_CHECK_INDEX(self.dim() == 0 || self.size(dim) > 0, "mode(): Expected reduction dim ", dim,
+                    " to have non-zero size.");
+  at::DimVector kept(self.sizes().begin(), self.sizes().end());
+  if (self.dim() > 0) kept[dim] = 1;
+  at::Tensor v = at::empty(kept, self.options()), i = at::empty(kept, self.options().dtype(c10::kLong));
+  if (self.numel() > 0) {
+    auto [sorted, positions] = self.sort(std::optional<bool>(true), dim);
+    launch_rows({v, i, sorted, positions}, dim, "mode", kernels::compute_type(self.scalar_type()));
+  }
+  if (!keepdim && self.dim() > 0) {
+    v = v.squeeze(dim);
+    i = i.squeeze(dim);
+  }
+  at::native::resize_output(values, v.sizes());
+  at::native::resize_output(indices, i.sizes());
+  values.copy_(v);
+  indices.copy_(i);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options()), indices = at::empty({0}, self.options().dtype(c10::kLong));
+  mode_out(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -125,6 +166,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out<false>));
   m.impl("_log_softmax_backward_data", TORCH_FN(softmax_backward<true>));
   m.impl("_log_softmax_backward_data.out", TORCH_FN(softmax_backward_out<true>));
+  m.impl("_cummax_helper", TORCH_FN(cumulative_extreme<true>));
+  m.impl("_cummin_helper", TORCH_FN(cumulative_extreme<false>));
+  m.impl("mode", TORCH_FN(mode));
+  m.impl("mode.values", TORCH_FN(mode_out));
 }
 
 }  // namespace drawbridge::ops

@@ -55,3 +55,50 @@ __kernel void softmax_backward(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), u
   }
 }
 #endif
+
+// cummax / cummin: values (operand 0) and the index where each was found (operand 1). Ties and
+// NaNs move the index to the later element, and a NaN, once met, stays, as on the CPU.
+#if CT_IS_FLOAT
+#define SCAN_NAN(x) isnan(x)
+#else
+#define SCAN_NAN(x) 0
+#endif
+#define SCAN_WITH_INDEX(name, better)                                                                   \
+  __kernel void name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong n, ulong values_step,           \
+                     ulong indices_step, ulong in_step) {                                               \
+    ELEMENTWISE_BEGIN                                                                                   \
+    ct best = 0;                                                                                        \
+    long at = 0;                                                                                        \
+    for (ulong j = 0; j < n; ++j) {                                                                     \
+      ct x = TO(CT, LOAD(T2, ROW(2, j, in_step)));                                                      \
+      if (j == 0 || SCAN_NAN(x) || (!SCAN_NAN(best) && x better best)) {                              \
+        best = x;                                                                                       \
+        at = (long)j;                                                                                   \
+      }                                                                                                 \
+      STORE(T0, ROW(0, j, values_step), TO(T0, best));                                                  \
+      *(__global long*)ROW(1, j, indices_step) = at;                                                    \
+    }                                                                                                   \
+  }
+SCAN_WITH_INDEX(cummax, >=)
+SCAN_WITH_INDEX(cummin, <=)
+
+// mode over a row already sorted (stable) with its original positions: the most frequent value
+// (the smallest of equally frequent ones) and the last position it held, as the CPU reports.
+__kernel void mode(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3), ulong n, ulong values_step,
+                   ulong indices_step, ulong sorted_step, ulong positions_step) {
+  ELEMENTWISE_BEGIN
+  ct best = 0, run_value = 0;
+  long best_count = 0, run = 0, best_at = 0;
+  for (ulong j = 0; j < n; ++j) {
+    ct x = TO(CT, LOAD(T2, ROW(2, j, sorted_step)));
+    run = (j > 0 && x == run_value) ? run + 1 : 1;
+    run_value = x;
+    if (run > best_count) {
+      best_count = run;
+      best = x;
+    }
+    if (x == best && run == best_count) best_at = *(__global const long*)ROW(3, j, positions_step);
+  }
+  STORE(T0, ADDRESS(0), TO(T0, best));
+  *(__global long*)ADDRESS(1) = best_at;
+}

@@ -39,3 +39,25 @@ __kernel void sort_rows(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong n,
     *(__global long*)(ADDRESS(1) + j * indices_step) = p0[j];
   }
 }
+
+// searchsorted: for each value (operand 1), the position in its sorted row of boundaries (operand 2
+// points at the row's start; n elements `step` bytes apart) where it would be inserted: before
+// equal elements (lower bound) or, with `right`, after them. With `use_sorter`, operand 3 is the
+// row of the permutation that sorts the boundaries. The comparisons are the CPU's, so NaNs land
+// at the end.
+__kernel void searchsorted(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3), ulong n, ulong step,
+                           ulong sorter_step, int right, int use_sorter) {
+  ELEMENTWISE_BEGIN
+  ct v = INPUT(1);
+  ulong lo = 0, hi = n;
+  while (lo < hi) {
+    ulong mid = lo + (hi - lo) / 2;
+    ulong at = use_sorter ? (ulong)(*(__global const long*)(ADDRESS(3) + mid * sorter_step)) : mid;
+    ct b = TO(CT, LOAD(T2, ADDRESS(2) + at * step));
+    if (right ? !(b > v) : !(b >= v))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  STORE(T0, ADDRESS(0), TO(T0, lo));
+}
