@@ -51,8 +51,17 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
 
   c10::DeviceIndex index = iter.device(0).index();
   runtime::Device& device = core::checked_device(index);
+  // Which inputs are CPU scalars, and whether every operand is one dense run of elements, are
+  // compiled into the kernel: its inner loop then has no branches and vectorizes.
+  uint64_t scalar_mask = 0;
+  for (int k = iter.noutputs(); k < nargs; ++k)
+    if (iter.is_cpu_scalar(k)) scalar_mask |= uint64_t(1) << k;
+  bool contiguous = ndim == 1;
+  for (int k = 0; k < nargs && contiguous; ++k)
+    contiguous = ((scalar_mask >> k) & 1) || iter.strides(k)[0] == static_cast<int64_t>(c10::elementSize(iter.dtype(k)));
   std::string options = spec.options;
-  options += " -DNARGS=" + std::to_string(nargs);
+  options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(scalar_mask);
+  if (contiguous) options += " -DCONTIGUOUS";
   options += iter.can_use_32bit_indexing() ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
   for (int k = 0; k < nargs; ++k) {
     const char* token = spec.raw ? raw_token(c10::elementSize(iter.dtype(k))) : dtype_token(iter.dtype(k));
@@ -67,7 +76,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   std::vector<cl_mem> buffers(nargs);
   std::vector<cl_ulong> offsets(nargs);
   for (int k = 0; k < nargs; ++k) {
-    if (k >= iter.noutputs() && iter.is_cpu_scalar(k)) {
+    if ((scalar_mask >> k) & 1) {
       desc[2] |= uint64_t(1) << k;
       desc[scalars_at + k] = scalar_bits(iter, k, spec.compute);
       continue;  // buffer filled in below with a valid placeholder

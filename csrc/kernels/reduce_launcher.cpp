@@ -77,7 +77,9 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   d.chunks = d.chunk ? (d.inner + d.chunk - 1) / d.chunk : 1;
   if (d.chunks == 0) d.chunks = 1;
 
-  std::string options = " -DNARGS=1 -DWG=" + std::to_string(kWorkGroup);
+  // CPU devices: one work-item per work-group, walking its elements in memory order.
+  const bool dense_run = props.type == "cpu";
+  std::string options = " -DNARGS=1 -DWG=" + std::to_string(kWorkGroup) + (dense_run ? " -DDENSE_RUN=1" : "");
   const char* out_token = dtype_token(iter.dtype(0));
   const char* in_token = dtype_token(iter.dtype(input));
   const char* ct_token = dtype_token(spec.compute);
@@ -89,7 +91,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };
   runtime::BufferRef out = ref(0), in = d.inner ? ref(input) : out, out2 = noutputs == 2 ? ref(1) : out;
   cl_ulong out_off = out.offset, in_off = in.offset, out2_off = out2.offset;
-  size_t local = group_size(kernel, d.chunk);
+  size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
   cl_command_queue queue = core::current_queue(index);
 
   at::Tensor partials;
@@ -104,7 +106,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
                   in_off, part.mem, part_off, param);
   if (d.chunks > 1) {
     runtime::Kernel& finish = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_finish");
-    runtime::launch(finish, queue, d.num_outputs, group_size(finish, d.chunks), d, out.mem, out_off, out2.mem, out2_off, part.mem,
+    runtime::launch(finish, queue, d.num_outputs, dense_run ? 1 : group_size(finish, d.chunks), d, out.mem, out_off, out2.mem, out2_off, part.mem,
                     part_off, param);
   }
 }

@@ -51,6 +51,14 @@ void gather_along(const at::Tensor& out, const at::Tensor& src, int64_t dim, con
 
 AdvancedIndex advanced_index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   at::native::checkIndexTensorTypes(indices, /*allow_int=*/true);
+  if (self.dim() == 0 && indices.size() == 1) {
+    // A 0-d tensor takes only a 0-d mask: x[mask] has one element or none, as a 1-d tensor.
+    std::optional<at::Tensor> mask = indices[0];
+    TORCH_CHECK_INDEX(mask && mask->defined() && mask->dim() == 0 &&
+                          (mask->scalar_type() == c10::kBool || mask->scalar_type() == c10::kByte),
+                      "too many indices for tensor of dimension 0");
+    return advanced_index(self.view({1}), c10::List<std::optional<at::Tensor>>({mask->view({1})}));
+  }
   TORCH_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= std::max<int64_t>(self.dim(), 1),
                     "too many indices for tensor of dimension ", self.dim(), " (got ", indices.size(), ")");
   // Bool masks become the long indices of their nonzero elements.
@@ -71,7 +79,8 @@ AdvancedIndex advanced_index(const at::Tensor& self, const c10::List<std::option
   // Indexed dimensions that are not adjacent move to the front, as NumPy orders the result.
   if (!at::native::hasContiguousSubspace(expanded)) std::tie(src, expanded) = at::native::transposeToFront(src, expanded);
   int64_t before = 0;
-  while (!expanded[before].defined()) ++before;
+  while (before < src.dim() && !expanded[before].defined()) ++before;
+  TORCH_CHECK_INDEX(before < src.dim(), "advanced indexing needs at least one index tensor");
   int64_t count = 0;
   while (before + count < src.dim() && expanded[before + count].defined()) ++count;
   TORCH_CHECK_NOT_IMPLEMENTED(count <= 8, "ocl indexing supports at most 8 index tensors; got ", count);

@@ -46,7 +46,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
   kept[d] = 1;
   at::Tensor position = at::full(kept, k - 1, self.options().dtype(c10::kLong));
   auto [v, i] = pick_sorted(row, d, position);
-  if (self.dim() == 0) return emit(v.view({}), i.view({}), 0, true, 0, values, indices);
+  if (self.dim() == 0) return emit(v.squeeze(0), i.squeeze(0), 0, true, 0, values, indices);
   return emit(v, i, dim, keepdim, self.dim(), values, indices);
 }
 
@@ -64,7 +64,7 @@ std::tuple<at::Tensor&, at::Tensor&> median_dim_impl(const at::Tensor& self, int
   at::Tensor position = ignore_nan ? ((n - nans - 1).clamp_min(0)).div(2, "floor")
                                    : at::where(nans > 0, n - nans, at::full({}, (n - 1) / 2, nans.options()));
   auto [v, i] = pick_sorted(row, d, position);
-  if (self.dim() == 0) return emit(v.view({}), i.view({}), 0, true, 0, values, indices);
+  if (self.dim() == 0) return emit(v.squeeze(0), i.squeeze(0), 0, true, 0, values, indices);
   return emit(v, i, dim, keepdim, self.dim(), values, indices);
 }
 

@@ -20,7 +20,13 @@ namespace {
 
 // Element types the combine kernels update with a compare-and-swap of the whole element.
 bool has_atomic_update(c10::ScalarType t) {
-  return t == c10::kFloat || t == c10::kDouble || t == c10::kInt || t == c10::kLong;
+  return t == c10::kFloat || t == c10::kDouble || t == c10::kHalf || t == c10::kBFloat16 || t == c10::kInt ||
+         t == c10::kLong;
+}
+
+// The build option that picks the compare-and-swap width for dst's element type.
+std::string word_option(const at::Tensor& dst) {
+  return dst.element_size() == 8 ? "-DWORD64" : dst.element_size() == 2 ? "-DWORD16" : "";
 }
 
 c10::ScalarType atomic_type_for(c10::ScalarType t) {
@@ -62,7 +68,7 @@ void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, 
     return;
   }
   if (combine != Combine::Store && !has_atomic_update(dst.scalar_type())) {
-    // Narrow types are combined in a 4- or 8-byte copy and rounded back once.
+    // Narrow integers and bool are combined in a 4- or 8-byte copy and converted back once.
     at::Tensor wide = dst.to(atomic_type_for(dst.scalar_type()));
     scatter_along(wide, dim, index, src, combine, wrap);
     dst.copy_(wide);
@@ -83,11 +89,11 @@ void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, 
   cl_ulong dim_stride = dst.stride(dim) * dst.element_size();
   cl_long dim_size = dst.size(dim);
   cl_int wrap_negative = wrap ? 1 : 0;
-  kernels::KernelSpec spec{"scatter.cl", combine_kernel(combine), dst.scalar_type()};
+  kernels::KernelSpec spec{"scatter.cl", combine_kernel(combine), kernels::compute_type(dst.scalar_type())};
   if (combine == Combine::Store)
     spec.raw = true;
-  else if (dst.element_size() == 8)
-    spec.options = "-DWORD64";
+  else
+    spec.options = word_option(dst);
   kernels::launch_pointwise(iter, spec, dim_stride, dim_size, wrap_negative, error);
 }
 
@@ -448,11 +454,12 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
   cl_ulong step = 1;  // the offsets are in bytes and already checked
   cl_long size = std::numeric_limits<int64_t>::max();
   cl_int wrap = 0;
-  kernels::KernelSpec spec{"scatter.cl", combine_kernel(accumulate ? Combine::Add : Combine::Store), self.scalar_type()};
+  kernels::KernelSpec spec{"scatter.cl", combine_kernel(accumulate ? Combine::Add : Combine::Store),
+                          kernels::compute_type(self.scalar_type())};
   if (!accumulate)
     spec.raw = true;
-  else if (self.element_size() == 8)
-    spec.options = "-DWORD64";
+  else
+    spec.options = word_option(self);
   kernels::launch_pointwise(iter, spec, step, size, wrap, error);
   return self;
 }

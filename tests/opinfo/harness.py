@@ -4,6 +4,11 @@ For each OpInfo entry and dtype, the sample inputs are built on the CPU, run on 
 expected result, moved to ocl and run there with DRAWBRIDGE_FALLBACK=error, so that only native
 kernels count. Ops run in child processes, so a crash loses one op, not the run.
 
+A result that differs from the CPU's still passes in two cases, both checked, not assumed:
+positions of equal elements returned in another order by an op that leaves it unspecified (an
+unstable sort, a selection) when they select equal elements; and a floating result that agrees
+with the op computed in float64 on the CPU (where the CPU's float32 kernel is the less accurate).
+
     python tests/opinfo/harness.py --out report.json [--ops add,mul] [--markdown docs/ops.md]
     python tests/opinfo/harness.py --from-report report.json --markdown docs/ops.md
 """
@@ -64,6 +69,77 @@ def to_cpu(x):
     return x
 
 
+# Ops that return positions of equal elements in an unspecified order (an unstable sort, a
+# selection): where the positions differ, they must select elements equal to the CPU's. Value is
+# where `dim` sits among the positional arguments.
+TIE_ORDER_DIM_ARG = {"sort": 0, "argsort": 0, "msort": None, "topk": 1, "kthvalue": 1, "median": 0,
+                     "nanmedian": 0, "mode": 0}
+
+
+def same_selection(op_name, sample, actual, expected) -> bool:
+    """True when the index results select equal elements of the input (ties in another order)."""
+    import torch
+
+    if op_name not in TIE_ORDER_DIM_ARG or sample.kwargs.get("stable"):
+        return False
+    x = sample.input
+    pos = TIE_ORDER_DIM_ARG[op_name]
+    dim = sample.kwargs.get("dim", sample.args[pos] if pos is not None and len(sample.args) > pos else -1)
+    if op_name == "argsort":
+        pairs = [(actual, expected)]
+    else:
+        if not isinstance(expected, (tuple, list)) or len(expected) != 2:
+            return False
+        compare(actual[0], expected[0], None)  # values must agree exactly
+        pairs = [(actual[1], expected[1])]
+    for a, e in pairs:
+        a = a.cpu()
+        if a.shape != e.shape or a.dtype != e.dtype:
+            return False
+        if x.dim() == 0:
+            return bool(torch.equal(a, e))
+        if a.dim() < x.dim():
+            a, e = a.unsqueeze(dim), e.unsqueeze(dim)
+        if not torch.equal(x.gather(dim, a), x.gather(dim, e)) and not (
+                x.is_floating_point() and torch.equal(x.gather(dim, a).isnan(), x.gather(dim, e).isnan())
+                and torch.equal(x.gather(dim, a).nan_to_num(), x.gather(dim, e).nan_to_num())):
+            return False
+    return True
+
+
+def matches_float64_reference(op, sample, actual, expected, dtype_name) -> bool:
+    """True when ocl agrees with the op computed in float64 on the CPU and rounded to the result's
+    dtype: the CPU's own float32 kernel is then the less accurate one (digamma near its poles)."""
+    import torch
+
+    if dtype_name not in ("float32", "float16", "bfloat16"):
+        return False
+
+    def up(x):
+        if isinstance(x, torch.Tensor) and x.is_floating_point():
+            return x.double()
+        if isinstance(x, (list, tuple)):
+            return type(x)(up(v) for v in x)
+        if isinstance(x, dict):
+            return {k: up(v) for k, v in x.items()}
+        return x
+
+    def down(r, e):
+        if isinstance(r, torch.Tensor) and isinstance(e, torch.Tensor):
+            return r.to(e.dtype)
+        if isinstance(r, (list, tuple)) and isinstance(e, (list, tuple)):
+            return type(e)(down(a, b) for a, b in zip(r, e))
+        return r
+
+    try:
+        torch.manual_seed(0)
+        reference = down(op(up(sample.input), *up(sample.args), **up(sample.kwargs)), expected)
+        compare(actual, reference, dtype_name)
+        return True
+    except Exception:
+        return False
+
+
 def compare(actual, expected, dtype_name, values=True):
     import torch
 
@@ -113,7 +189,12 @@ def run_one(op, dtype_name) -> tuple[str, str]:
             inp, args, kwargs = to_ocl(sample.input), to_ocl(sample.args), to_ocl(sample.kwargs)
             torch.manual_seed(0)
             actual = op(inp, *args, **kwargs)
-            compare(actual, expected, dtype_name, values=not any(w in op.name for w in UNCHECKED_VALUES))
+            try:
+                compare(actual, expected, dtype_name, values=not any(w in op.name for w in UNCHECKED_VALUES))
+            except AssertionError:
+                if not (same_selection(op.name, sample, actual, expected)
+                        or matches_float64_reference(op, sample, actual, expected, dtype_name)):
+                    raise
             ran += 1
         except NotImplementedError as e:
             if "DRAWBRIDGE_FALLBACK=error" in str(e):

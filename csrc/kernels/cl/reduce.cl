@@ -5,6 +5,13 @@
 // chunk to a scratch buffer and r_<name>_finish merges them; otherwise the first pass writes
 // the result. T0 is the output, T1 the input, CT the type elements are accumulated in; a second
 // output (indices, int64) is written by ops that return one.
+// On CPU devices (DENSE_RUN=1) a work-group is one work-item that walks its chunk in order, so
+// memory is read sequentially; GPUs interleave the work-items of a group for coalesced loads.
+#ifndef DENSE_RUN
+#define DENSE_RUN 0
+#endif
+#define LANES 16
+
 typedef struct {
   ulong num_outputs;
   ulong inner;        // reduced elements per output
@@ -71,9 +78,34 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
     __global char* in = in_base + in_off + offset_of(o, d.outer_ndim, d.outer_sizes, d.in_outer_strides); \
     ulong begin = c * d.chunk, end = min(d.inner, begin + d.chunk);                                    \
     acc_t acc = INIT;                                                                                  \
-    for (ulong j = begin + get_local_id(0); j < end; j += get_local_size(0)) {                         \
-      ct x = TO(CT, LOAD(T1, in + offset_of(j, d.inner_ndim, d.inner_sizes, d.in_inner_strides)));     \
-      ACCUMULATE;                                                                                      \
+    if (DENSE_RUN && d.inner_ndim == 1 && d.in_inner_strides[0] == sizeof(ST(T1))) {                   \
+      /* One work-item walks a dense run: LANES independent accumulators over consecutive */         \
+      /* elements, which the compiler turns into vector loads and vector arithmetic. */              \
+      acc_t lanes[LANES];                                                                              \
+      for (int u = 0; u < LANES; ++u) lanes[u] = INIT;                                                 \
+      ulong start = begin;                                                                             \
+      for (; start + LANES <= end; start += LANES) {                                                   \
+        for (int u = 0; u < LANES; ++u) {                                                              \
+          ulong j = start + u;                                                                         \
+          ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                            \
+          acc_t acc = lanes[u];                                                                        \
+          ACCUMULATE;                                                                                  \
+          lanes[u] = acc;                                                                              \
+        }                                                                                              \
+      }                                                                                                \
+      for (ulong j = start; j < end; ++j) {                                                            \
+        ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                              \
+        ACCUMULATE;                                                                                    \
+      }                                                                                                \
+      for (int u = 0; u < LANES; ++u) {                                                                \
+        acc_t other = lanes[u];                                                                        \
+        MERGE;                                                                                         \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (ulong j = begin + get_local_id(0); j < end; j += get_local_size(0)) {                       \
+        ct x = TO(CT, LOAD(T1, in + offset_of(j, d.inner_ndim, d.inner_sizes, d.in_inner_strides)));   \
+        ACCUMULATE;                                                                                    \
+      }                                                                                                \
     }                                                                                                  \
     acc = name##_tree(scratch, acc, p);                                                                \
     if (get_local_id(0) != 0) return;                                                                  \

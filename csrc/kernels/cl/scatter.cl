@@ -27,8 +27,8 @@ __kernel void scatter_fill(IterDesc d, OPERAND(0), OPERAND(1), ulong dim_stride,
   *(__global ST(T0)*)target = value;
 }
 
-// Typed mode, for 4- and 8-byte element types (ct is the element type): a compare-and-swap loop
-// on the element's word makes concurrent updates of one element safe.
+// Typed mode, for 2-, 4- and 8-byte floating and 4- and 8-byte integer element types: a
+// compare-and-swap loop on the element's word makes concurrent updates of one element safe.
 #if CT_IS_FLOAT
 #define IS_NAN(x) isnan(x)
 #else
@@ -39,6 +39,38 @@ __kernel void scatter_fill(IterDesc d, OPERAND(0), OPERAND(1), ulong dim_stride,
 #define COMBINE_max(a, b) ((IS_NAN(a) || (a) > (b)) ? (a) : (b))
 #define COMBINE_min(a, b) ((IS_NAN(a) || (a) < (b)) ? (a) : (b))
 
+#if defined(WORD16)
+// float16/bfloat16: the compare-and-swap covers the aligned 32-bit word holding the element, and
+// each update rounds to the element type, as a sequence of CPU additions does.
+inline float half_bits_to_float(ushort b) { return vload_half(0, (const __private half*)&b); }
+inline ushort float_to_half_bits(float v) {
+  ushort b;
+  vstore_half_rte(v, 0, (__private half*)&b);
+  return b;
+}
+#define BITS_TO_CT_f16 half_bits_to_float
+#define CT_TO_BITS_f16 float_to_half_bits
+#define BITS_TO_CT_bf16 bf16_to_float
+#define CT_TO_BITS_bf16 float_to_bf16
+#define SCATTER_COMBINE(name)                                                                              \
+  __kernel void scatter_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong dim_stride, long dim_size, \
+                               int wrap, __global int* error) {                                            \
+    ELEMENTWISE_BEGIN                                                                                      \
+    SCATTER_TARGET(2)                                                                                      \
+    ct v = INPUT(1);                                                                                       \
+    uint shift = ((ulong)target & 2) * 8;                                                                  \
+    volatile __global uint* w = (volatile __global uint*)(target - ((ulong)target & 2));                  \
+    uint seen = *w;                                                                                        \
+    for (;;) {                                                                                             \
+      ct current = CAT(BITS_TO_CT_, T0)((ushort)(seen >> shift));                                           \
+      uint bits = (uint)CAT(CT_TO_BITS_, T0)(COMBINE_##name(current, v));                                  \
+      uint next = (seen & ~(0xFFFFu << shift)) | (bits << shift);                                          \
+      uint before = atomic_cmpxchg(w, seen, next);                                                         \
+      if (before == seen) break;                                                                           \
+      seen = before;                                                                                       \
+    }                                                                                                      \
+  }
+#else
 #ifdef WORD64
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 typedef ulong word;
@@ -47,7 +79,6 @@ typedef ulong word;
 typedef uint word;
 #define CAS(p, cmp, val) atomic_cmpxchg(p, cmp, val)
 #endif
-
 #define SCATTER_COMBINE(name)                                                                              \
   __kernel void scatter_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong dim_stride, long dim_size, \
                                int wrap, __global int* error) {                                            \
@@ -64,6 +95,7 @@ typedef uint word;
       seen.bits = before;                                                                                  \
     }                                                                                                      \
   }
+#endif
 SCATTER_COMBINE(add)
 SCATTER_COMBINE(mul)
 SCATTER_COMBINE(max)
