@@ -52,7 +52,11 @@ BINARY(xlogy, isnan(b) ? b : (a == 0 ? (ct)0 : a * log(b)))
 BINARY(sigmoid_backward, a * ((ct)1 - b) * b)
 BINARY(tanh_backward, a * ((ct)1 - b * b))
 BINARY(silu_backward, a * ((ct)1 / ((ct)1 + exp(-b))) * ((ct)1 + b * ((ct)1 - (ct)1 / ((ct)1 + exp(-b)))))
+#if CAT(DOUBLE_, CT)
 BINARY(gelu_backward, a * ((ct)0.5 * ((ct)1 + erf(b * (ct)M_SQRT1_2)) + b * exp((ct)-0.5 * b * b) * (ct)(M_2_SQRTPI * M_SQRT1_2 * 0.5)))
+#else
+BINARY(gelu_backward, a * (normal_cdf(b) + b * exp_arith((ct)-0.5 * b * b) * (ct)(M_2_SQRTPI * M_SQRT1_2 * 0.5)))
+#endif
 inline ct gelu_tanh_grad(ct x) {
   const ct k = (ct)(M_SQRT2 * M_2_SQRTPI * 0.5), c = (ct)0.044715;
   ct inner = k * (x + c * x * x * x);

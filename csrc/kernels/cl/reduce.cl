@@ -138,9 +138,10 @@ REDUCTION(any, uchar, 0, acc = acc || (x != 0), acc = acc || other, acc, 0)
 REDUCTION(all, uchar, 1, acc = acc && (x != 0), acc = acc && other, acc, 0)
 REDUCTION(count_nonzero, long, 0, acc += (x != 0), acc += other, acc, 0)
 #if CT_IS_FLOAT
-REDUCTION(amax, ct, -INFINITY, acc = (isnan(x) || x > acc) ? x : acc, acc = (isnan(other) || other > acc) ? other : acc, acc, 0)
-REDUCTION(amin, ct, INFINITY, acc = (isnan(x) || x < acc) ? x : acc, acc = (isnan(other) || other < acc) ? other : acc, acc, 0)
-REDUCTION(nansum, ct, (ct)0, acc += isnan(x) ? (ct)0 : x, acc += other, acc, 0)
+// NaN tests are written x != x: a library call would stop CPU devices from vectorizing the loop.
+REDUCTION(amax, ct, -INFINITY, acc = (x != x || x > acc) ? x : acc, acc = (other != other || other > acc) ? other : acc, acc, 0)
+REDUCTION(amin, ct, INFINITY, acc = (x != x || x < acc) ? x : acc, acc = (other != other || other < acc) ? other : acc, acc, 0)
+REDUCTION(nansum, ct, (ct)0, acc += x != x ? (ct)0 : x, acc += other, acc, 0)
 // p-norms: sum |x|^p, then ^(1/p); p = inf and -inf are amax/amin of |x|; p = 0 counts non-zeros.
 REDUCTION(norm_p, ct, (ct)0, acc += pow(fabs(x), p), acc += other, pow(acc, (ct)1 / p), 0)
 REDUCTION(norm_2, ct, (ct)0, acc += x * x, acc += other, sqrt(acc), 0)

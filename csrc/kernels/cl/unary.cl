@@ -41,7 +41,7 @@ UNARY(atanh, atanh(a))
 UNARY(erf, erf(a))
 UNARY(erfc, erfc(a))
 UNARY(lgamma, lgamma(a))
-UNARY(sigmoid, (ct)1 / ((ct)1 + exp(-a)))
+UNARY(sigmoid, (ct)1 / ((ct)1 + exp_arith(-a)))
 UNARY(reciprocal, (ct)1 / a)
 UNARY(floor, floor(a))
 UNARY(ceil, ceil(a))
@@ -60,9 +60,13 @@ __kernel void u_nan_to_num(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits, ulo
 }
 UNARY(isneginf_float, isinf(a) && a < 0)
 UNARY(relu, isnan(a) ? a : (a > 0 ? a : (ct)0))
-UNARY(silu, a / ((ct)1 + exp(-a)))
+UNARY(silu, a / ((ct)1 + exp_arith(-a)))
 UNARY(mish, a * tanh(a > (ct)20 ? a : log1p(exp(a))))
+#if CAT(DOUBLE_, CT)
 UNARY(gelu, (ct)0.5 * a * ((ct)1 + erf(a * (ct)M_SQRT1_2)))
+#else
+UNARY(gelu, a * normal_cdf(a))  // vectorizable; the float64 kernel keeps the library's erf
+#endif
 UNARY(gelu_tanh, (ct)0.5 * a * ((ct)1 + tanh((ct)(M_SQRT2 * M_2_SQRTPI * 0.5) * (a + (ct)0.044715 * a * a * a))))
 UNARY(hardsigmoid, fmin(fmax(a + (ct)3, (ct)0), (ct)6) / (ct)6)
 UNARY(hardswish, a * fmin(fmax(a + (ct)3, (ct)0), (ct)6) / (ct)6)
