@@ -17,7 +17,7 @@ constexpr size_t kWorkGroup = 256;  // WG in reduce.cl: the size of the local sc
 
 // ReduceDesc of reduce.cl, as u64 words.
 struct ReduceDesc {
-  uint64_t num_outputs = 0, inner = 0, chunk = 0, chunks = 1, outer_ndim = 0, inner_ndim = 0;
+  uint64_t num_outputs = 0, inner = 0, chunk = 0, chunks = 1, per_group = 1, outer_ndim = 0, inner_ndim = 0;
   uint64_t outer_sizes[kMaxDims] = {}, inner_sizes[kMaxDims] = {};
   uint64_t out_strides[kMaxDims] = {}, out2_strides[kMaxDims] = {};
   uint64_t in_outer_strides[kMaxDims] = {}, in_inner_strides[kMaxDims] = {};
@@ -86,13 +86,26 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   TORCH_CHECK_NOT_IMPLEMENTED(out_token && in_token && ct_token, spec.name, " on ocl does not support dtype ",
                               iter.dtype(input));
   options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
-  runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name);
-
   auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };
   runtime::BufferRef out = ref(0), in = d.inner ? ref(input) : out, out2 = noutputs == 2 ? ref(1) : out;
   cl_ulong out_off = out.offset, in_off = in.offset, out2_off = out2.offset;
-  size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
   cl_command_queue queue = core::current_queue(index);
+  const uint64_t in_size = c10::elementSize(iter.dtype(input));
+  if (dense_run && d.chunks == 1 && d.outer_ndim > 0 && d.in_outer_strides[0] == in_size && d.inner > 0 &&
+      !(d.inner_ndim == 1 && d.in_inner_strides[0] == in_size)) {
+    // Adjacent outputs are adjacent in the input: reduce them side by side (cl/reduce.cl, _cols).
+    constexpr uint64_t kCols = 16;  // COLS in reduce.cl
+    const uint64_t row = d.outer_sizes[0];
+    runtime::Kernel& cols = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_cols");
+    runtime::launch(cols, queue, (d.num_outputs / row) * ((row + kCols - 1) / kCols), 1, d, out.mem, out_off, out2.mem,
+                    out2_off, in.mem, in_off, param);
+    return;
+  }
+  runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name);
+  size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
+  // On CPU devices a work-group costs more than a short row: give each several outputs.
+  if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / target_groups);
+  const uint64_t groups = (d.num_outputs + d.per_group - 1) / d.per_group * d.chunks;
 
   at::Tensor partials;
   runtime::BufferRef part = out;
@@ -102,7 +115,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     part = device.memory().resolve(partials.data_ptr());
   }
   cl_ulong part_off = part.offset;
-  runtime::launch(kernel, queue, d.num_outputs * d.chunks, local, d, out.mem, out_off, out2.mem, out2_off, in.mem,
+  runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem,
                   in_off, part.mem, part_off, param);
   if (d.chunks > 1) {
     runtime::Kernel& finish = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_finish");

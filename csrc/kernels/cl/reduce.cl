@@ -1,4 +1,5 @@
-// Reductions: one work-group per (output element, chunk of the reduced elements).
+// Reductions: one work-group per (output element, chunk of the reduced elements), or per run of
+// per_group output elements when there are many.
 //
 // The launcher splits at::TensorIterator's dimensions into "outer" ones (one output element per
 // index) and "inner" ones (reduced). With CHUNKS > 1 a first pass writes one accumulator per
@@ -10,13 +11,15 @@
 #ifndef DENSE_RUN
 #define DENSE_RUN 0
 #endif
-#define LANES 16
+#define LANES 32
+#define COLS 16
 
 typedef struct {
   ulong num_outputs;
   ulong inner;        // reduced elements per output
   ulong chunk;        // reduced elements per work-group
   ulong chunks;       // work-groups per output
+  ulong per_group;    // outputs per work-group (1 when chunks > 1)
   ulong outer_ndim;
   ulong inner_ndim;
   ulong outer_sizes[MAX_DIMS];
@@ -74,18 +77,20 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
     __local acc_t scratch[WG];                                                                         \
     ct p = bits_to_ct(p_bits);                                                                         \
     ulong g = get_group_id(0);                                                                         \
-    ulong o = g / d.chunks, c = g % d.chunks;                                                          \
+    ulong c = g % d.chunks, first = (g / d.chunks) * d.per_group;                                      \
+    ulong last = min(first + d.per_group, d.num_outputs);                                              \
+    for (ulong o = first; o < last; ++o) {                                                             \
     __global char* in = in_base + in_off + offset_of(o, d.outer_ndim, d.outer_sizes, d.in_outer_strides); \
     ulong begin = c * d.chunk, end = min(d.inner, begin + d.chunk);                                    \
     acc_t acc = INIT;                                                                                  \
     if (DENSE_RUN && d.inner_ndim == 1 && d.in_inner_strides[0] == sizeof(ST(T1))) {                   \
       /* One work-item walks a dense run: LANES independent accumulators over consecutive */         \
-      /* elements, which the compiler turns into vector loads and vector arithmetic. */              \
+      /* elements; unrolled, they live in vector registers and vector loads feed them. */            \
       acc_t lanes[LANES];                                                                              \
-      for (int u = 0; u < LANES; ++u) lanes[u] = INIT;                                                 \
+      _Pragma("unroll") for (int u = 0; u < LANES; ++u) lanes[u] = INIT;                                                 \
       ulong start = begin;                                                                             \
       for (; start + LANES <= end; start += LANES) {                                                   \
-        for (int u = 0; u < LANES; ++u) {                                                              \
+        _Pragma("unroll") for (int u = 0; u < LANES; ++u) {                                                              \
           ulong j = start + u;                                                                         \
           ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                            \
           acc_t acc = lanes[u];                                                                        \
@@ -97,7 +102,7 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
         ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                              \
         ACCUMULATE;                                                                                    \
       }                                                                                                \
-      for (int u = 0; u < LANES; ++u) {                                                                \
+      _Pragma("unroll") for (int u = 0; u < LANES; ++u) {                                                                \
         acc_t other = lanes[u];                                                                        \
         MERGE;                                                                                         \
       }                                                                                                \
@@ -108,11 +113,48 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
       }                                                                                                \
     }                                                                                                  \
     acc = name##_tree(scratch, acc, p);                                                                \
-    if (get_local_id(0) != 0) return;                                                                  \
-    if (d.chunks > 1)                                                                                  \
-      ((__global acc_t*)(part_base + part_off))[g] = acc;                                              \
-    else                                                                                               \
-      name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                           \
+    if (get_local_id(0) == 0) {                                                                        \
+      if (d.chunks > 1)                                                                                \
+        ((__global acc_t*)(part_base + part_off))[g] = acc;                                            \
+      else                                                                                             \
+        name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                         \
+    }                                                                                                  \
+    barrier(CLK_LOCAL_MEM_FENCE); /* the next output reuses the scratch */                             \
+    }                                                                                                  \
+  }                                                                                                    \
+  /* Reductions over a strided dimension whose outputs lie next to each other in the input (sum */    \
+  /* over dim 0): one work-item takes COLS adjacent outputs and walks the reduced elements, */          \
+  /* reading COLS consecutive values at each step. */                                                 \
+  __kernel void r_##name##_cols(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
+                                ulong out2_off, __global char* in_base, ulong in_off, ulong p_bits) {   \
+    ct p = bits_to_ct(p_bits);                                                                         \
+    ulong row = d.outer_sizes[0], blocks = (row + COLS - 1) / COLS;                                    \
+    ulong g = get_global_id(0), first = (g / blocks) * row + (g % blocks) * COLS;                      \
+    if (g >= blocks * (d.num_outputs / row)) return;                                                   \
+    ulong count = min((ulong)COLS, row - (g % blocks) * COLS);                                         \
+    __global char* in = in_base + in_off + offset_of(first, d.outer_ndim, d.outer_sizes, d.in_outer_strides); \
+    acc_t lanes[COLS];                                                                                 \
+    _Pragma("unroll") for (int u = 0; u < COLS; ++u) lanes[u] = INIT;                                                    \
+    for (ulong j = 0; j < d.inner; ++j) {                                                              \
+      __global char* line = in + offset_of(j, d.inner_ndim, d.inner_sizes, d.in_inner_strides);       \
+      if (count == COLS) {                                                                             \
+        _Pragma("unroll") for (int u = 0; u < COLS; ++u) {                                                               \
+          ct x = TO(CT, LOAD(T1, line + u * sizeof(ST(T1))));                                          \
+          acc_t acc = lanes[u];                                                                        \
+          ACCUMULATE;                                                                                  \
+          lanes[u] = acc;                                                                              \
+        }                                                                                              \
+      } else {                                                                                         \
+        for (ulong u = 0; u < count; ++u) {                                                            \
+          ct x = TO(CT, LOAD(T1, line + u * sizeof(ST(T1))));                                          \
+          acc_t acc = lanes[u];                                                                        \
+          ACCUMULATE;                                                                                  \
+          lanes[u] = acc;                                                                              \
+        }                                                                                              \
+      }                                                                                                \
+    }                                                                                                  \
+    for (ulong u = 0; u < count; ++u)                                                                  \
+      name##_store(&d, first + u, lanes[u], p, out_base + out_off, out2_base + out2_off);              \
   }                                                                                                    \
   __kernel void r_##name##_finish(ReduceDesc d, __global char* out_base, ulong out_off,                \
                                   __global char* out2_base, ulong out2_off, __global char* part_base,  \
