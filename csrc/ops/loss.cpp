@@ -1,0 +1,293 @@
+// Loss functions and their backward, composed of native kernels: nll_loss (1-d/2-d and the 2d
+// image form), mse_loss, smooth_l1_loss, huber_loss and binary_cross_entropy. The formulas and
+// the checks are the CPU's; reduction is 0 (none), 1 (mean) or 2 (sum).
+#include <ATen/core/Reduction.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+at::Tensor reduce_loss(const at::Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return loss.mean();
+  if (reduction == at::Reduction::Sum) return loss.sum();
+  return loss;
+}
+
+at::Tensor& emit(at::Tensor& out, const at::Tensor& value) {
+  at::native::resize_output(out, value.sizes());
+  return out.copy_(value);
+}
+
+// ---- nll_loss -------------------------------------------------------------------------------
+
+// Classes along dim 1 (dim 0 for a single 1-d sample). Returns the per-element weights (0 where
+// the target is ignore_index) and the targets with ignored ones replaced by class 0, so that the
+// device-side check of the gather that follows sees only real classes.
+struct NllTerms {
+  at::Tensor safe_target;  // the shape of target, with a class dim of size 1 inserted
+  at::Tensor weights;      // the shape of target
+};
+
+NllTerms nll_terms(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                   int64_t ignore_index) {
+  TORCH_CHECK(target.scalar_type() == c10::kLong || target.scalar_type() == c10::kByte,
+              "expected scalar type Long but found ", target.scalar_type());
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  const int64_t classes = self.size(class_dim);
+  const bool weighted = weight && weight->defined();
+  TORCH_CHECK(!weighted || weight->numel() == classes, "weight tensor should be defined either for all ", classes,
+              " classes or no classes but got weight tensor of shape: ", weight->sizes());
+  at::Tensor keep = target != ignore_index;
+  at::Tensor safe = at::where(keep, target, at::zeros({}, target.options()));
+  at::Tensor w = weighted ? weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).view(target.sizes())
+                          : at::ones(target.sizes(), self.options());
+  return {safe.unsqueeze(class_dim), w.mul_(keep)};
+}
+
+void check_nll_shapes(const at::Tensor& self, const at::Tensor& target) {
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
+  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+  const bool no_batch = self.dim() == 1 && target.dim() == 0;
+  TORCH_CHECK(no_batch || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
+              ", target: ", target.sizes(), ")");
+}
+
+void check_nll2d_shapes(const at::Tensor& self, const at::Tensor& target) {
+  TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got targets of dimension: ",
+              target.dim());
+  TORCH_CHECK(self.dim() == 4, "only batches of spatial inputs supported (4D tensors), but got input of dimension: ",
+              self.dim());
+  TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2),
+              "input and target batch or spatial sizes don't match: target ", target.sizes(), ", input ",
+              self.sizes());
+}
+
+std::tuple<at::Tensor&, at::Tensor&> nll_forward_impl(const at::Tensor& self, const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                      int64_t ignore_index, at::Tensor& output,
+                                                      at::Tensor& total_weight) {
+  check_dtype("nll_loss", self.scalar_type(), Dtypes::Floating);
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  auto [safe, w] = nll_terms(self, target, weight, ignore_index);
+  at::Tensor picked = self.gather(class_dim, safe).squeeze(class_dim);
+  at::Tensor loss = picked.neg().mul_(w);
+  at::Tensor total = w.sum();
+  at::Tensor result = reduction == at::Reduction::None ? loss
+                      : reduction == at::Reduction::Sum ? loss.sum()
+                                                        : loss.sum().div_(total);
+  emit(output, result);
+  emit(total_weight, reduction == at::Reduction::None ? at::zeros({}, self.options()) : total);
+  return {output, total_weight};
+}
+
+at::Tensor& nll_backward_impl(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                              const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                              const at::Tensor& total_weight, at::Tensor& grad_input) {
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  auto [safe, w] = nll_terms(self, target, weight, ignore_index);
+  at::Tensor scale = reduction == at::Reduction::Mean ? grad_output / total_weight : grad_output;
+  at::Tensor values = w.neg().mul_(scale).unsqueeze(class_dim);
+  at::native::resize_output(grad_input, self.sizes());
+  grad_input.zero_();
+  grad_input.scatter_(class_dim, safe, values.to(self.scalar_type()));
+  return grad_input;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_out(const at::Tensor& self, const at::Tensor& target,
+                                                          const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                          int64_t ignore_index, at::Tensor& output,
+                                                          at::Tensor& total_weight) {
+  check_nll_shapes(self, target);
+  return nll_forward_impl(self, target, weight, reduction, ignore_index, output, total_weight);
+}
+std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
+                                                    const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                    int64_t ignore_index) {
+  at::Tensor output = at::empty({0}, self.options()), total = at::empty({0}, self.options());
+  nll_loss_forward_out(self, target, weight, reduction, ignore_index, output, total);
+  return {output, total};
+}
+at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                  const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                  const at::Tensor& total_weight, at::Tensor& grad_input) {
+  check_nll_shapes(self, target);
+  return nll_backward_impl(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+}
+at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                             const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                             const at::Tensor& total_weight) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return nll_loss_backward_out(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> nll_loss2d_forward_out(const at::Tensor& self, const at::Tensor& target,
+                                                            const std::optional<at::Tensor>& weight,
+                                                            int64_t reduction, int64_t ignore_index,
+                                                            at::Tensor& output, at::Tensor& total_weight) {
+  check_nll2d_shapes(self, target);
+  return nll_forward_impl(self, target, weight, reduction, ignore_index, output, total_weight);
+}
+std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                      int64_t ignore_index) {
+  at::Tensor output = at::empty({0}, self.options()), total = at::empty({0}, self.options());
+  nll_loss2d_forward_out(self, target, weight, reduction, ignore_index, output, total);
+  return {output, total};
+}
+at::Tensor& nll_loss2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                    const at::Tensor& total_weight, at::Tensor& grad_input) {
+  check_nll2d_shapes(self, target);
+  return nll_backward_impl(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+}
+at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                               const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                               const at::Tensor& total_weight) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return nll_loss2d_backward_out(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+}
+
+// ---- regression losses ----------------------------------------------------------------------
+
+// The gradient of a reduced loss, per element: mean divides by the number of elements.
+at::Tensor scaled_grad(const at::Tensor& grad_output, const at::Tensor& self, int64_t reduction) {
+  return reduction == at::Reduction::Mean ? grad_output / static_cast<double>(self.numel()) : grad_output;
+}
+
+at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
+  at::Tensor diff = self - target;
+  return emit(out, reduce_loss(diff.mul_(diff), reduction));
+}
+at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  at::Tensor out = at::empty({0}, self.options());
+  return mse_loss_out(self, target, reduction, out);
+}
+at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                  int64_t reduction, at::Tensor& grad_input) {
+  return emit(grad_input, (self - target).mul_(2).mul_(scaled_grad(grad_output, self, reduction)));
+}
+at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                             int64_t reduction) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return mse_loss_backward_out(grad_output, self, target, reduction, grad_input);
+}
+
+// smooth_l1 (beta) and huber (delta): quadratic near zero, linear beyond.
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
+                               at::Tensor& out) {
+  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+  at::Tensor z = (self - target).abs_();
+  at::Tensor loss = beta == 0 ? z : at::where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta);
+  return emit(out, reduce_loss(loss, reduction));
+}
+at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta) {
+  at::Tensor out = at::empty({0}, self.options());
+  return smooth_l1_loss_out(self, target, reduction, beta, out);
+}
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                        const at::Tensor& target, int64_t reduction, double beta,
+                                        at::Tensor& grad_input) {
+  at::Tensor d = self - target;
+  at::Tensor slope = beta == 0 ? d.sign() : at::where(d.abs() < beta, d / beta, d.sign());
+  return emit(grad_input, slope.mul_(scaled_grad(grad_output, self, reduction)));
+}
+at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                   int64_t reduction, double beta) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return smooth_l1_loss_backward_out(grad_output, self, target, reduction, beta, grad_input);
+}
+
+at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
+                           at::Tensor& out) {
+  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+  at::Tensor z = (self - target).abs_();
+  at::Tensor loss = at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta);
+  return emit(out, reduce_loss(loss, reduction));
+}
+at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
+  at::Tensor out = at::empty({0}, self.options());
+  return huber_loss_out(self, target, reduction, delta, out);
+}
+at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                    int64_t reduction, double delta, at::Tensor& grad_input) {
+  at::Tensor d = self - target;
+  at::Tensor slope = at::where(d.abs() <= delta, d, d.sign() * delta);
+  return emit(grad_input, slope.mul_(scaled_grad(grad_output, self, reduction)));
+}
+at::Tensor huber_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                               int64_t reduction, double delta) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return huber_loss_backward_out(grad_output, self, target, reduction, delta, grad_input);
+}
+
+// ---- binary_cross_entropy -------------------------------------------------------------------
+
+at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& target,
+                                     const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& out) {
+  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+              ") that is different to the input size (", self.sizes(), ") is deprecated. Please ensure they have ",
+              "the same size.");
+  // One synchronization, as the CPU checks (CUDA asserts on the device).
+  TORCH_CHECK(!self.lt(0).logical_or_(self.gt(1)).any().item<bool>(),
+              "all elements of input should be between 0 and 1");
+  // The CPU clamps each log at -100 so that a confident wrong answer costs 100, not infinity.
+  at::Tensor log_p = self.log().clamp_min_(-100), log_q = (1 - self).log_().clamp_min_(-100);
+  at::Tensor loss = ((target - 1) * log_q).sub_(target * log_p);
+  if (weight && weight->defined()) loss.mul_(*weight);
+  return emit(out, reduce_loss(loss, reduction));
+}
+at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
+                                const std::optional<at::Tensor>& weight, int64_t reduction) {
+  at::Tensor out = at::empty({0}, self.options());
+  return binary_cross_entropy_out(self, target, weight, reduction, out);
+}
+at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                              const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                              int64_t reduction, at::Tensor& grad_input) {
+  constexpr double kEpsilon = 1e-12;  // the CPU's guard against dividing by zero
+  at::Tensor grad = (self - target).div_(((1 - self) * self).clamp_min_(kEpsilon));
+  grad.mul_(scaled_grad(grad_output, self, reduction));
+  if (weight && weight->defined()) grad.mul_(*weight);
+  return emit(grad_input, grad);
+}
+at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                         const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                         int64_t reduction) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return binary_cross_entropy_backward_out(grad_output, self, target, weight, reduction, grad_input);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
+  m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
+  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
+  m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward_out));
+  m.impl("nll_loss2d_forward", TORCH_FN(nll_loss2d_forward));
+  m.impl("nll_loss2d_forward.output", TORCH_FN(nll_loss2d_forward_out));
+  m.impl("nll_loss2d_backward", TORCH_FN(nll_loss2d_backward));
+  m.impl("nll_loss2d_backward.grad_input", TORCH_FN(nll_loss2d_backward_out));
+  m.impl("mse_loss", TORCH_FN(mse_loss));
+  m.impl("mse_loss.out", TORCH_FN(mse_loss_out));
+  m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
+  m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_loss_backward_out));
+  m.impl("smooth_l1_loss", TORCH_FN(smooth_l1_loss));
+  m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
+  m.impl("smooth_l1_loss_backward", TORCH_FN(smooth_l1_loss_backward));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(smooth_l1_loss_backward_out));
+  m.impl("huber_loss", TORCH_FN(huber_loss));
+  m.impl("huber_loss.out", TORCH_FN(huber_loss_out));
+  m.impl("huber_loss_backward", TORCH_FN(huber_loss_backward));
+  m.impl("huber_loss_backward.out", TORCH_FN(huber_loss_backward_out));
+  m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
+  m.impl("binary_cross_entropy.out", TORCH_FN(binary_cross_entropy_out));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
+  m.impl("binary_cross_entropy_backward.grad_input", TORCH_FN(binary_cross_entropy_backward_out));
+}
+
+}  // namespace drawbridge::ops
