@@ -10,11 +10,14 @@ torch.utils.rename_privateuse1_backend("ocl")
 
 from . import _C  # noqa: E402  (registers allocator, guard, hooks, kernels and fallback)
 from . import ocl as _ocl  # noqa: E402
+from . import _module_ties  # noqa: E402
 
 torch._register_device_module("ocl", _ocl)
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
 )
+
+_module_ties.install()
 
 __version__ = "0.1.0"
 

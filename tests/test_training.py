@@ -44,3 +44,101 @@ def test_mlp_classifier_matches_cpu(native_only, name, make_optimizer):
     for step, (a, b) in enumerate(zip(ocl, cpu)):
         assert abs(a - b) <= 1e-3 * abs(b), f"step {step}: ocl {a} vs cpu {b}"
     assert ocl[-1] < 0.7 * ocl[0], f"the loss did not fall: {ocl[0]} -> {ocl[-1]}"
+
+
+class Block(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = (part.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for part in self.qkv(self.ln1(x)).split(d, 2))
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab=64, context=16, width=32, heads=4):
+        super().__init__()
+        self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(context, width)
+        self.blocks = nn.Sequential(Block(width, heads), Block(width, heads))
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight = self.tokens.weight  # tied
+
+    def forward(self, idx):
+        x = self.tokens(idx) + self.positions(torch.arange(idx.shape[1], device=idx.device))
+        return self.head(self.ln(self.blocks(x)))
+
+
+def train_sequence_model(device, make_model, batch, loss_of, steps=20, lr=3e-3):
+    torch.manual_seed(0)
+    model = make_model().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    g = torch.Generator().manual_seed(2)
+    losses = []
+    for _ in range(steps):
+        inputs, targets = batch(g)
+        loss = loss_of(model, inputs.to(device), targets.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def assert_same_and_falling(ocl, cpu, rtol=1e-3):
+    for step, (a, b) in enumerate(zip(ocl, cpu)):
+        assert abs(a - b) <= rtol * abs(b), f"step {step}: ocl {a} vs cpu {b}"
+    assert ocl[-1] < 0.8 * ocl[0], f"the loss did not fall: {ocl[0]} -> {ocl[-1]}"
+
+
+def test_gpt_decoder_matches_cpu(native_only):
+    def batch(g):  # a learnable sequence: each token is the previous one plus one
+        start = torch.randint(0, 64, (8, 1), generator=g)
+        seq = (start + torch.arange(17)) % 64
+        return seq[:, :-1], seq[:, 1:]
+
+    def loss_of(model, inputs, targets):
+        return nn.functional.cross_entropy(model(inputs).reshape(-1, 64), targets.reshape(-1))
+
+    cpu = train_sequence_model("cpu", TinyGPT, batch, loss_of, lr=1e-2)
+    ocl = train_sequence_model("ocl", TinyGPT, batch, loss_of, lr=1e-2)
+    assert_same_and_falling(ocl, cpu)
+
+
+class SequenceRegressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 32, num_layers=2, batch_first=True)
+        self.out = nn.Linear(32, 1)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.out(y[:, -1])
+
+
+def test_two_layer_lstm_matches_cpu(native_only):
+    def batch(g):  # predict the sum of a sequence's first feature
+        x = torch.randn(16, 12, 4, generator=g)
+        return x, x[:, :, 0].sum(1, keepdim=True)
+
+    def loss_of(model, inputs, targets):
+        return nn.functional.mse_loss(model(inputs), targets)
+
+    cpu = train_sequence_model("cpu", SequenceRegressor, batch, loss_of, lr=1e-2)
+    ocl = train_sequence_model("ocl", SequenceRegressor, batch, loss_of, lr=1e-2)
+    assert_same_and_falling(ocl, cpu)
+
+
+def test_tied_weights_stay_tied_on_the_device():
+    model = TinyGPT().to("ocl")
+    assert model.head.weight is model.tokens.weight
+    assert model.half().head.weight is model.tokens.weight

@@ -1,0 +1,217 @@
+// layer_norm and batch_norm, forward and backward, composed of native kernels. Statistics are
+// computed in float32 for float16/bfloat16 inputs (as the CPU and CUDA do) and the results are
+// cast back; batch_norm updates the running statistics in place with the unbiased variance.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "ops/pointwise.h"
+
+namespace drawbridge::ops {
+
+namespace {
+
+at::Tensor wide(const at::Tensor& t) { return t.to(kernels::compute_type(t.scalar_type())); }
+
+bool present(const std::optional<at::Tensor>& t) { return t && t->defined(); }
+
+// ---- layer_norm -----------------------------------------------------------------------------
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
+                                                                 at::IntArrayRef normalized_shape,
+                                                                 const std::optional<at::Tensor>& weight,
+                                                                 const std::optional<at::Tensor>& bias, double eps) {
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(axis >= 0 && input.sizes().slice(axis) == normalized_shape, "Given normalized_shape=",
+              normalized_shape, ", expected input with shape [*, ", normalized_shape, "], but got input of size",
+              input.sizes());
+  TORCH_CHECK(!present(weight) || weight->sizes() == normalized_shape, "Expected weight to be of same shape as ",
+              "normalized_shape, but got weight of shape ", weight->sizes(), " and normalized_shape = ",
+              normalized_shape);
+  TORCH_CHECK(!present(bias) || bias->sizes() == normalized_shape, "Expected bias to be of same shape as ",
+              "normalized_shape, but got bias of shape ", bias->sizes(), " and normalized_shape = ", normalized_shape);
+  at::DimVector stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
+  stat_shape.append(normalized_shape.size(), 1);
+  const int64_t rows = c10::multiply_integers(input.sizes().slice(0, axis));
+  at::Tensor x = wide(input).reshape({rows, -1});
+  auto [var, mean] = at::var_mean(x, {1}, /*correction=*/0, /*keepdim=*/true);
+  at::Tensor rstd = var.add_(eps).rsqrt_();
+  at::Tensor out = (x - mean).mul_(rstd).view(input.sizes());
+  if (present(weight)) out.mul_(*weight);
+  if (present(bias)) out.add_(*bias);
+  return {out.to(input.scalar_type()), mean.view(stat_shape).to(input.scalar_type()),
+          rstd.view(stat_shape).to(input.scalar_type())};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    std::array<bool, 3> output_mask) {
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  const int64_t rows = c10::multiply_integers(input.sizes().slice(0, axis));
+  at::Tensor x = wide(input).reshape({rows, -1}), g = wide(grad_out).reshape({rows, -1});
+  at::Tensor m = wide(mean).reshape({rows, 1}), r = wide(rstd).reshape({rows, 1});
+  at::Tensor x_hat = (x - m).mul_(r);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    at::Tensor gw = present(weight) ? g * wide(*weight).reshape({1, -1}) : g;
+    at::Tensor dx = gw - gw.mean(1, true) - x_hat * (gw * x_hat).mean(1, true);
+    grad_input = dx.mul_(r).view(input.sizes()).to(input.scalar_type());
+  }
+  if (output_mask[1] && present(weight))
+    grad_weight = (g * x_hat).sum(0).view(normalized_shape).to(weight->scalar_type());
+  if (output_mask[2] && present(bias)) grad_bias = g.sum(0).view(normalized_shape).to(bias->scalar_type());
+  return {grad_input, grad_weight, grad_bias};
+}
+
+// ---- batch_norm -----------------------------------------------------------------------------
+
+// The dimensions batch_norm reduces over (all but the channel dimension 1), and the shape that
+// broadcasts a per-channel vector against the input.
+std::vector<int64_t> reduce_dims(const at::Tensor& input) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+at::DimVector channel_shape(const at::Tensor& input) {
+  at::DimVector shape(input.dim(), 1);
+  shape[1] = input.size(1);
+  return shape;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tensor& input,
+                                                                  const std::optional<at::Tensor>& weight,
+                                                                  const std::optional<at::Tensor>& bias,
+                                                                  const std::optional<at::Tensor>& running_mean,
+                                                                  const std::optional<at::Tensor>& running_var,
+                                                                  bool training, double momentum, double eps) {
+  TORCH_CHECK(input.dim() >= 2, "batch_norm: expected an input with at least 2 dimensions, got ", input.dim());
+  const int64_t channels = input.size(1);
+  auto check_vector = [&](const std::optional<at::Tensor>& t, const char* name) {
+    TORCH_CHECK(!present(t) || t->numel() == channels, name, " should contain ", channels, " elements not ",
+                present(t) ? t->numel() : 0);
+  };
+  check_vector(weight, "weight");
+  check_vector(bias, "bias");
+  check_vector(running_mean, "running_mean");
+  check_vector(running_var, "running_var");
+  at::Tensor x = wide(input);
+  auto shape = channel_shape(input);
+  at::Tensor mean, invstd;
+  if (training) {
+    const int64_t n = input.numel() / channels;
+    TORCH_CHECK(n > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
+    auto [var, batch_mean] = at::var_mean(x, reduce_dims(input), /*correction=*/0, /*keepdim=*/false);
+    mean = batch_mean;
+    invstd = (var + eps).rsqrt_();
+    at::NoGradGuard no_grad;
+    if (present(running_mean))
+      running_mean->mul_(1 - momentum).add_(mean.to(running_mean->scalar_type()), momentum);
+    if (present(running_var))
+      running_var->mul_(1 - momentum)
+          .add_((var * (static_cast<double>(n) / (n - 1))).to(running_var->scalar_type()), momentum);
+  } else {
+    TORCH_CHECK(present(running_mean) && present(running_var),
+                "running_mean and running_var must be defined in evaluation mode");
+    mean = wide(*running_mean);
+    invstd = (wide(*running_var) + eps).rsqrt_();
+  }
+  at::Tensor out = (x - mean.view(shape)).mul_(invstd.view(shape));
+  if (present(weight)) out.mul_(wide(*weight).view(shape));
+  if (present(bias)) out.add_(wide(*bias).view(shape));
+  if (!training) {
+    // As on the CPU: evaluation saves no statistics.
+    mean = at::empty({0}, mean.options());
+    invstd = at::empty({0}, invstd.options());
+  }
+  return {out.to(input.scalar_type()), mean, invstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
+    const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask) {
+  auto shape = channel_shape(input);
+  auto dims = reduce_dims(input);
+  at::Tensor x = wide(input), g = wide(grad_out);
+  at::Tensor mean = train ? wide(*save_mean) : wide(*running_mean);
+  at::Tensor invstd = train ? wide(*save_invstd) : (wide(*running_var) + eps).rsqrt_();
+  at::Tensor x_hat = (x - mean.view(shape)).mul_(invstd.view(shape));
+  at::Tensor scale = present(weight) ? wide(*weight).view(shape) * invstd.view(shape) : invstd.view(shape);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    at::Tensor dx = train ? g - g.mean(dims, true) - x_hat * (g * x_hat).mean(dims, true) : g.clone();
+    grad_input = dx.mul_(scale).to(input.scalar_type());
+  }
+  if (output_mask[1]) {
+    grad_weight = (g * x_hat).sum(dims);
+    if (present(weight)) grad_weight = grad_weight.to(weight->scalar_type());
+  }
+  if (output_mask[2]) {
+    grad_bias = g.sum(dims);
+    if (present(weight)) grad_bias = grad_bias.to(weight->scalar_type());
+  }
+  return {grad_input, grad_weight, grad_bias};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var, bool training,
+    double momentum, double eps) {
+  return batch_norm_forward(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit(const at::Tensor& input,
+                                                                const std::optional<at::Tensor>& weight,
+                                                                const std::optional<at::Tensor>& bias,
+                                                                at::Tensor& running_mean, at::Tensor& running_var,
+                                                                bool training, double momentum, double eps) {
+  return batch_norm_forward(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit_no_stats(const at::Tensor& input,
+                                                                         const std::optional<at::Tensor>& weight,
+                                                                         const std::optional<at::Tensor>& bias,
+                                                                         bool training, double momentum, double eps) {
+  return batch_norm_forward(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    at::Tensor& running_mean, at::Tensor& running_var, double momentum, double eps) {
+  auto [out, mean, invstd] = batch_norm_forward(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  return {out, mean, invstd, at::empty({0}, input.options().dtype(c10::kByte))};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask) {
+  return batch_norm_backward_impl(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+                                  eps, output_mask);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_var, bool update, double eps,
+    std::array<bool, 3> output_mask, const at::Tensor& reserve) {
+  return batch_norm_backward_impl(grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps,
+                                  output_mask);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
+  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(batch_norm_legit_no_stats));
+  m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
+  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
+}
+
+}  // namespace drawbridge::ops
