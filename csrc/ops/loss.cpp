@@ -11,6 +11,9 @@ namespace drawbridge::ops {
 
 namespace {
 
+// float16/bfloat16 losses are computed in float32 and rounded once, as the CPU's fused kernels do.
+at::Tensor wide(const at::Tensor& t) { return t.to(kernels::compute_type(t.scalar_type())); }
+
 at::Tensor reduce_loss(const at::Tensor& loss, int64_t reduction) {
   if (reduction == at::Reduction::Mean) return loss.mean();
   if (reduction == at::Reduction::Sum) return loss.sum();
@@ -19,7 +22,7 @@ at::Tensor reduce_loss(const at::Tensor& loss, int64_t reduction) {
 
 at::Tensor& emit(at::Tensor& out, const at::Tensor& value) {
   at::native::resize_output(out, value.sizes());
-  return out.copy_(value);
+  return out.copy_(value);  // rounds a float32 result to out's dtype
 }
 
 // ---- nll_loss -------------------------------------------------------------------------------
@@ -159,7 +162,7 @@ at::Tensor scaled_grad(const at::Tensor& grad_output, const at::Tensor& self, in
 }
 
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
-  at::Tensor diff = self - target;
+  at::Tensor diff = wide(self) - wide(target);
   return emit(out, reduce_loss(diff.mul_(diff), reduction));
 }
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
@@ -168,7 +171,7 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
 }
 at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                   int64_t reduction, at::Tensor& grad_input) {
-  return emit(grad_input, (self - target).mul_(2).mul_(scaled_grad(grad_output, self, reduction)));
+  return emit(grad_input, (wide(self) - wide(target)).mul_(2).mul_(scaled_grad(wide(grad_output), self, reduction)));
 }
 at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                              int64_t reduction) {
@@ -180,7 +183,7 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
 at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
                                at::Tensor& out) {
   TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
-  at::Tensor z = (self - target).abs_();
+  at::Tensor z = (wide(self) - wide(target)).abs_();
   at::Tensor loss = beta == 0 ? z : at::where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta);
   return emit(out, reduce_loss(loss, reduction));
 }
@@ -191,9 +194,9 @@ at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int6
 at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                         const at::Tensor& target, int64_t reduction, double beta,
                                         at::Tensor& grad_input) {
-  at::Tensor d = self - target;
+  at::Tensor d = wide(self) - wide(target);
   at::Tensor slope = beta == 0 ? d.sign() : at::where(d.abs() < beta, d / beta, d.sign());
-  return emit(grad_input, slope.mul_(scaled_grad(grad_output, self, reduction)));
+  return emit(grad_input, slope.mul_(scaled_grad(wide(grad_output), self, reduction)));
 }
 at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                    int64_t reduction, double beta) {
@@ -204,7 +207,7 @@ at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tens
 at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
                            at::Tensor& out) {
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  at::Tensor z = (self - target).abs_();
+  at::Tensor z = (wide(self) - wide(target)).abs_();
   at::Tensor loss = at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta);
   return emit(out, reduce_loss(loss, reduction));
 }
@@ -214,9 +217,9 @@ at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t 
 }
 at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                     int64_t reduction, double delta, at::Tensor& grad_input) {
-  at::Tensor d = self - target;
+  at::Tensor d = wide(self) - wide(target);
   at::Tensor slope = at::where(d.abs() <= delta, d, d.sign() * delta);
-  return emit(grad_input, slope.mul_(scaled_grad(grad_output, self, reduction)));
+  return emit(grad_input, slope.mul_(scaled_grad(wide(grad_output), self, reduction)));
 }
 at::Tensor huber_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                int64_t reduction, double delta) {

@@ -32,7 +32,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   at::DimVector stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   stat_shape.append(normalized_shape.size(), 1);
   const int64_t rows = c10::multiply_integers(input.sizes().slice(0, axis));
-  at::Tensor x = wide(input).reshape({rows, -1});
+  const int64_t cols = c10::multiply_integers(normalized_shape);
+  if (rows == 0 || cols == 0)
+    return {at::empty_like(input), at::empty(stat_shape, input.options()), at::empty(stat_shape, input.options())};
+  at::Tensor x = wide(input).reshape({rows, cols});
   auto [var, mean] = at::var_mean(x, {1}, /*correction=*/0, /*keepdim=*/true);
   at::Tensor rstd = var.add_(eps).rsqrt_();
   at::Tensor out = (x - mean).mul_(rstd).view(input.sizes());
@@ -48,7 +51,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     std::array<bool, 3> output_mask) {
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   const int64_t rows = c10::multiply_integers(input.sizes().slice(0, axis));
-  at::Tensor x = wide(input).reshape({rows, -1}), g = wide(grad_out).reshape({rows, -1});
+  const int64_t cols = c10::multiply_integers(normalized_shape);
+  at::Tensor x = wide(input).reshape({rows, cols}), g = wide(grad_out).reshape({rows, cols});
   at::Tensor m = wide(mean).reshape({rows, 1}), r = wide(rstd).reshape({rows, 1});
   at::Tensor x_hat = (x - m).mul_(r);
   at::Tensor grad_input, grad_weight, grad_bias;
@@ -118,12 +122,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   at::Tensor out = (x - mean.view(shape)).mul_(invstd.view(shape));
   if (present(weight)) out.mul_(wide(*weight).view(shape));
   if (present(bias)) out.add_(wide(*bias).view(shape));
-  if (!training) {
-    // As on the CPU: evaluation saves no statistics.
-    mean = at::empty({0}, mean.options());
-    invstd = at::empty({0}, invstd.options());
-  }
-  return {out.to(input.scalar_type()), mean, invstd};
+  // As on the CPU: the saved statistics have the input's dtype (normalizing used them unrounded,
+  // as CUDA does), and evaluation saves none.
+  auto saved = [&](const at::Tensor& stat) {
+    return training ? stat.to(input.scalar_type()) : at::empty({0}, input.options());
+  };
+  return {out.to(input.scalar_type()), saved(mean), saved(invstd)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
