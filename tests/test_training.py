@@ -14,17 +14,16 @@ def native_only():
     drawbridge.set_fallback_mode("silent")
 
 
-def train_mlp(device, make_optimizer, steps=20):
+def train(device, make_model, make_optimizer, batch, loss_of, steps=20):
+    """Losses of `steps` training steps from the same initial weights and batches on `device`."""
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 5)).to(device)
+    model = make_model().to(device)
     optimizer = make_optimizer(model.parameters())
-    g = torch.Generator().manual_seed(1)
-    teacher = torch.randn(20, 5, generator=g)  # a learnable task: labels from a fixed linear map
+    g = torch.Generator().manual_seed(2)
     losses = []
     for _ in range(steps):
-        x = torch.randn(64, 20, generator=g)
-        y = (x @ teacher).argmax(1)
-        loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        inputs, targets = batch(g)
+        loss = loss_of(model, inputs.to(device), targets.to(device))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -33,17 +32,41 @@ def train_mlp(device, make_optimizer, steps=20):
     return losses
 
 
+def assert_same_and_falling(ocl, cpu, rtol=1e-3, fall=0.8):
+    for step, (a, b) in enumerate(zip(ocl, cpu)):
+        assert abs(a - b) <= rtol * abs(b), f"step {step}: ocl {a} vs cpu {b}"
+    assert ocl[-1] < fall * ocl[0], f"the loss did not fall: {ocl[0]} -> {ocl[-1]}"
+
+
+def adamw(params):
+    return torch.optim.AdamW(params, lr=1e-2, weight_decay=0.01)
+
+
+TEACHER = torch.randn(20, 5, generator=torch.Generator().manual_seed(1))
+
+
+def classification_batch(g):  # a learnable task: labels from a fixed linear map
+    x = torch.randn(64, 20, generator=g)
+    return x, (x @ TEACHER).argmax(1)
+
+
+def cross_entropy(model, inputs, targets):
+    return nn.functional.cross_entropy(model(inputs), targets)
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 5))
+
+
 @pytest.mark.parametrize("name,make_optimizer", [
     ("sgd", lambda p: torch.optim.SGD(p, lr=0.2, momentum=0.9, nesterov=True, weight_decay=1e-4)),
     ("adam", lambda p: torch.optim.Adam(p, lr=1e-2)),
-    ("adamw", lambda p: torch.optim.AdamW(p, lr=1e-2, weight_decay=0.01)),
+    ("adamw", adamw),
 ])
 def test_mlp_classifier_matches_cpu(native_only, name, make_optimizer):
-    cpu = train_mlp("cpu", make_optimizer)
-    ocl = train_mlp("ocl", make_optimizer)
-    for step, (a, b) in enumerate(zip(ocl, cpu)):
-        assert abs(a - b) <= 1e-3 * abs(b), f"step {step}: ocl {a} vs cpu {b}"
-    assert ocl[-1] < 0.7 * ocl[0], f"the loss did not fall: {ocl[0]} -> {ocl[-1]}"
+    cpu = train("cpu", mlp, make_optimizer, classification_batch, cross_entropy)
+    ocl = train("ocl", mlp, make_optimizer, classification_batch, cross_entropy)
+    assert_same_and_falling(ocl, cpu, fall=0.7)
 
 
 class Block(nn.Module):
@@ -77,29 +100,6 @@ class TinyGPT(nn.Module):
         return self.head(self.ln(self.blocks(x)))
 
 
-def train_sequence_model(device, make_model, batch, loss_of, steps=20, lr=3e-3):
-    torch.manual_seed(0)
-    model = make_model().to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    g = torch.Generator().manual_seed(2)
-    losses = []
-    for _ in range(steps):
-        inputs, targets = batch(g)
-        loss = loss_of(model, inputs.to(device), targets.to(device))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-
-
-def assert_same_and_falling(ocl, cpu, rtol=1e-3):
-    for step, (a, b) in enumerate(zip(ocl, cpu)):
-        assert abs(a - b) <= rtol * abs(b), f"step {step}: ocl {a} vs cpu {b}"
-    assert ocl[-1] < 0.8 * ocl[0], f"the loss did not fall: {ocl[0]} -> {ocl[-1]}"
-
-
 def test_gpt_decoder_matches_cpu(native_only):
     def batch(g):  # a learnable sequence: each token is the previous one plus one
         start = torch.randint(0, 64, (8, 1), generator=g)
@@ -109,8 +109,8 @@ def test_gpt_decoder_matches_cpu(native_only):
     def loss_of(model, inputs, targets):
         return nn.functional.cross_entropy(model(inputs).reshape(-1, 64), targets.reshape(-1))
 
-    cpu = train_sequence_model("cpu", TinyGPT, batch, loss_of, lr=1e-2)
-    ocl = train_sequence_model("ocl", TinyGPT, batch, loss_of, lr=1e-2)
+    cpu = train("cpu", TinyGPT, adamw, batch, loss_of)
+    ocl = train("ocl", TinyGPT, adamw, batch, loss_of)
     assert_same_and_falling(ocl, cpu)
 
 
@@ -133,8 +133,8 @@ def test_two_layer_lstm_matches_cpu(native_only):
     def loss_of(model, inputs, targets):
         return nn.functional.mse_loss(model(inputs), targets)
 
-    cpu = train_sequence_model("cpu", SequenceRegressor, batch, loss_of, lr=1e-2)
-    ocl = train_sequence_model("ocl", SequenceRegressor, batch, loss_of, lr=1e-2)
+    cpu = train("cpu", SequenceRegressor, adamw, batch, loss_of)
+    ocl = train("ocl", SequenceRegressor, adamw, batch, loss_of)
     assert_same_and_falling(ocl, cpu)
 
 

@@ -10,6 +10,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -247,8 +248,7 @@ at::Tensor nan_to_num_impl(at::Tensor out, const at::Tensor& self, std::optional
                            std::optional<double> posinf, std::optional<double> neginf) {
   if (!c10::isFloatingType(self.scalar_type())) {  // integers have no NaN or inf: a copy
     if (!out.defined()) return self.clone();
-    at::native::resize_output(out, self.sizes());
-    return out.copy_(self);
+    return assign_out(out, self);
   }
   double max = 0, lowest = 0;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "nan_to_num", [&] {
@@ -330,8 +330,7 @@ at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
   const int64_t n = self.size(dim);
   TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", dim, " is size ", n);
   at::Tensor r = self.narrow(dim, 0, n / 2) * self.narrow(dim, n / 2, n / 2).sigmoid();
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return assign_out(out, r);
 }
 at::Tensor glu(const at::Tensor& self, int64_t dim) {
   at::Tensor out = at::empty({0}, self.options());

@@ -8,6 +8,7 @@
 
 #include "core/device_state.h"
 #include "ops/indexing.h"
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -246,8 +247,7 @@ at::Tensor index_tensor(const at::Tensor& self, const c10::List<std::optional<at
 
 at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
   at::Tensor result = index_tensor(self, indices);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
+  return assign_out(out, result);
 }
 
 // take: self as a flat vector indexed by `index` (negative indices count from the end).
@@ -259,8 +259,7 @@ at::Tensor take_flat(const at::Tensor& self, const at::Tensor& index) {
 }
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
   at::Tensor result = take_flat(self, index);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
+  return assign_out(out, result);
 }
 
 at::Tensor select_masked(const at::Tensor& self, const at::Tensor& mask) {
@@ -270,16 +269,14 @@ at::Tensor select_masked(const at::Tensor& self, const at::Tensor& mask) {
 }
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
   at::Tensor result = select_masked(self, mask);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
+  return assign_out(out, result);
 }
 
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == c10::kLong, "nonzero: Expected out tensor to have scalar type Long but got ",
               out.scalar_type());
   at::Tensor result = nonzero_coords(self);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
+  return assign_out(out, result);
 }
 
 }  // namespace

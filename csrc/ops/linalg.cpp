@@ -6,6 +6,7 @@
 
 #include "core/device_state.h"
 #include "kernels/blas.h"
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -218,8 +219,7 @@ at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t d
   };
   at::Tensor i120 = order({1, 2, 0}), i201 = order({2, 0, 1});
   at::Tensor result = a.index_select(dim, i120) * b.index_select(dim, i201) - a.index_select(dim, i201) * b.index_select(dim, i120);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
+  return assign_out(out, result);
 }
 at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim) {
   at::Tensor out = at::empty({0}, a.options().dtype(at::promote_types(a.scalar_type(), b.scalar_type())));

@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -18,11 +19,6 @@ at::Tensor reduce_loss(const at::Tensor& loss, int64_t reduction) {
   if (reduction == at::Reduction::Mean) return loss.mean();
   if (reduction == at::Reduction::Sum) return loss.sum();
   return loss;
-}
-
-at::Tensor& emit(at::Tensor& out, const at::Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  return out.copy_(value);  // rounds a float32 result to out's dtype
 }
 
 // ---- nll_loss -------------------------------------------------------------------------------
@@ -82,8 +78,8 @@ std::tuple<at::Tensor&, at::Tensor&> nll_forward_impl(const at::Tensor& self, co
   at::Tensor result = reduction == at::Reduction::None ? loss
                       : reduction == at::Reduction::Sum ? loss.sum()
                                                         : loss.sum().div_(total);
-  emit(output, result);
-  emit(total_weight, reduction == at::Reduction::None ? at::zeros({}, self.options()) : total);
+  assign_out(output, result);
+  assign_out(total_weight, reduction == at::Reduction::None ? at::zeros({}, self.options()) : total);
   return {output, total_weight};
 }
 
@@ -163,7 +159,7 @@ at::Tensor scaled_grad(const at::Tensor& grad_output, const at::Tensor& self, in
 
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
   at::Tensor diff = wide(self) - wide(target);
-  return emit(out, reduce_loss(diff.mul_(diff), reduction));
+  return assign_out(out, reduce_loss(diff.mul_(diff), reduction));
 }
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   at::Tensor out = at::empty({0}, self.options());
@@ -171,7 +167,7 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
 }
 at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                   int64_t reduction, at::Tensor& grad_input) {
-  return emit(grad_input, (wide(self) - wide(target)).mul_(2).mul_(scaled_grad(wide(grad_output), self, reduction)));
+  return assign_out(grad_input, (wide(self) - wide(target)).mul_(2).mul_(scaled_grad(wide(grad_output), self, reduction)));
 }
 at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                              int64_t reduction) {
@@ -185,7 +181,7 @@ at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target,
   TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
   at::Tensor z = (wide(self) - wide(target)).abs_();
   at::Tensor loss = beta == 0 ? z : at::where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta);
-  return emit(out, reduce_loss(loss, reduction));
+  return assign_out(out, reduce_loss(loss, reduction));
 }
 at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta) {
   at::Tensor out = at::empty({0}, self.options());
@@ -196,7 +192,7 @@ at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at:
                                         at::Tensor& grad_input) {
   at::Tensor d = wide(self) - wide(target);
   at::Tensor slope = beta == 0 ? d.sign() : at::where(d.abs() < beta, d / beta, d.sign());
-  return emit(grad_input, slope.mul_(scaled_grad(wide(grad_output), self, reduction)));
+  return assign_out(grad_input, slope.mul_(scaled_grad(wide(grad_output), self, reduction)));
 }
 at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                    int64_t reduction, double beta) {
@@ -209,7 +205,7 @@ at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
   at::Tensor z = (wide(self) - wide(target)).abs_();
   at::Tensor loss = at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta);
-  return emit(out, reduce_loss(loss, reduction));
+  return assign_out(out, reduce_loss(loss, reduction));
 }
 at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
   at::Tensor out = at::empty({0}, self.options());
@@ -219,7 +215,7 @@ at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Ten
                                     int64_t reduction, double delta, at::Tensor& grad_input) {
   at::Tensor d = wide(self) - wide(target);
   at::Tensor slope = at::where(d.abs() <= delta, d, d.sign() * delta);
-  return emit(grad_input, slope.mul_(scaled_grad(wide(grad_output), self, reduction)));
+  return assign_out(grad_input, slope.mul_(scaled_grad(wide(grad_output), self, reduction)));
 }
 at::Tensor huber_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                int64_t reduction, double delta) {
@@ -241,7 +237,7 @@ at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& t
   at::Tensor log_p = self.log().clamp_min_(-100), log_q = (1 - self).log_().clamp_min_(-100);
   at::Tensor loss = ((target - 1) * log_q).sub_(target * log_p);
   if (weight && weight->defined()) loss.mul_(*weight);
-  return emit(out, reduce_loss(loss, reduction));
+  return assign_out(out, reduce_loss(loss, reduction));
 }
 at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
                                 const std::optional<at::Tensor>& weight, int64_t reduction) {
@@ -255,7 +251,7 @@ at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad_output, con
   at::Tensor grad = (self - target).div_(((1 - self) * self).clamp_min_(kEpsilon));
   grad.mul_(scaled_grad(grad_output, self, reduction));
   if (weight && weight->defined()) grad.mul_(*weight);
-  return emit(grad_input, grad);
+  return assign_out(grad_input, grad);
 }
 at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                          const at::Tensor& target, const std::optional<at::Tensor>& weight,

@@ -8,6 +8,7 @@
 
 #include "core/device_state.h"
 #include "ops/indexing.h"
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -21,10 +22,8 @@ std::tuple<at::Tensor&, at::Tensor&> emit(at::Tensor v, at::Tensor i, int64_t di
     v = v.squeeze(dim);
     i = i.squeeze(dim);
   }
-  at::native::resize_output(values, v.sizes());
-  at::native::resize_output(indices, i.sizes());
-  values.copy_(v);
-  indices.copy_(i);
+  assign_out(values, v);
+  assign_out(indices, i);
   return {values, indices};
 }
 

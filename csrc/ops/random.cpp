@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "core/generator.h"
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -185,8 +186,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n, bool replacement,
     result = std::get<1>(p.div(race).topk(n, -1));
   }
   if (self.dim() == 1) result = result.squeeze(0);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
+  return assign_out(out, result);
 }
 at::Tensor multinomial(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> gen) {
   at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));
@@ -217,20 +217,17 @@ at::Tensor normal_float_tensor(double mean, const at::Tensor& std, std::optional
 at::Tensor& normal_tensors_out(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen,
                                at::Tensor& out) {
   at::Tensor r = normal_tensors(mean, std, gen);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return assign_out(out, r);
 }
 at::Tensor& normal_tensor_float_out(const at::Tensor& mean, double std, std::optional<at::Generator> gen,
                                     at::Tensor& out) {
   at::Tensor r = normal_tensor_float(mean, std, gen);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return assign_out(out, r);
 }
 at::Tensor& normal_float_tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
                                     at::Tensor& out) {
   at::Tensor r = normal_float_tensor(mean, std, gen);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return assign_out(out, r);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "kernels/pointwise_launcher.h"
 #include "kernels/reduce_launcher.h"
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -335,10 +336,8 @@ std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::op
     lo = lo.view(ones);
     hi = hi.view(ones);
   }
-  at::native::resize_output(min, lo.sizes());
-  at::native::resize_output(max, hi.sizes());
-  min.copy_(lo);
-  max.copy_(hi);
+  assign_out(min, lo);
+  assign_out(max, hi);
   return {min, max};
 }
 std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {

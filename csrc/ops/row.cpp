@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -134,10 +135,8 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
     v = v.squeeze(dim);
     i = i.squeeze(dim);
   }
-  at::native::resize_output(values, v.sizes());
-  at::native::resize_output(indices, i.sizes());
-  values.copy_(v);
-  indices.copy_(i);
+  assign_out(values, v);
+  assign_out(indices, i);
   return {values, indices};
 }
 

@@ -60,6 +60,34 @@ at::Tensor index_along(const at::Tensor& index, at::IntArrayRef shape, int64_t d
   return index.as_strided(shape, strides);
 }
 
+namespace {
+
+// One scatter kernel over index's shape: dst restrided as the output, then src (when given) and
+// the index; the fill value, when given, follows the arguments every scatter kernel takes.
+void launch_scatter(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                    const kernels::KernelSpec& spec, bool wrap, const ElementBits* value = nullptr) {
+  at::Tensor idx = index.scalar_type() == c10::kLong ? index : index.to(c10::kLong);
+  at::Tensor target = restrided_target(dst, dim, idx.sizes());
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(false).add_output(target);
+  if (src) config.add_const_input(*src);
+  config.add_const_input(idx);
+  auto iter = config.build();
+  c10::DeviceGuard guard(dst.device());
+  cl_ulong dim_stride = dst.stride(dim) * dst.element_size();
+  cl_long dim_size = dst.size(dim);
+  cl_int wrap_negative = wrap ? 1 : 0;
+  cl_mem error = core::checked_device(dst.device().index()).error_flag();
+  std::vector<runtime::KernelArg> args{{sizeof(dim_stride), &dim_stride},
+                                       {sizeof(dim_size), &dim_size},
+                                       {sizeof(wrap_negative), &wrap_negative},
+                                       {sizeof(error), &error}};
+  if (value) args.push_back(value->arg());
+  kernels::launch_pointwise_impl(iter, spec, args);
+}
+
+}  // namespace
+
 void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                    Combine combine, bool wrap) {
   if (index.numel() == 0) return;
@@ -74,27 +102,12 @@ void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, 
     dst.copy_(wide);
     return;
   }
-  at::Tensor idx = index.scalar_type() == c10::kLong ? index : index.to(c10::kLong);
-  at::Tensor target = restrided_target(dst, dim, idx.sizes());
-  auto iter = at::TensorIteratorConfig()
-                  .check_all_same_dtype(false)
-                  .resize_outputs(false)
-                  .set_check_mem_overlap(false)
-                  .add_output(target)
-                  .add_const_input(src)
-                  .add_const_input(idx)
-                  .build();
-  c10::DeviceGuard guard(dst.device());
-  cl_mem error = core::checked_device(dst.device().index()).error_flag();
-  cl_ulong dim_stride = dst.stride(dim) * dst.element_size();
-  cl_long dim_size = dst.size(dim);
-  cl_int wrap_negative = wrap ? 1 : 0;
   kernels::KernelSpec spec{"scatter.cl", combine_kernel(combine), kernels::compute_type(dst.scalar_type())};
   if (combine == Combine::Store)
     spec.raw = true;
   else
     spec.options = word_option(dst);
-  kernels::launch_pointwise(iter, spec, dim_stride, dim_size, wrap_negative, error);
+  launch_scatter(dst, dim, index, &src, spec, wrap);
 }
 
 void scatter_value_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
@@ -104,27 +117,9 @@ void scatter_value_along(const at::Tensor& dst, int64_t dim, const at::Tensor& i
     scatter_value_along(dst.view({1}), 0, index.reshape({1}), value, wrap);
     return;
   }
-  at::Tensor idx = index.scalar_type() == c10::kLong ? index : index.to(c10::kLong);
-  at::Tensor target = restrided_target(dst, dim, idx.sizes());
-  auto iter = at::TensorIteratorConfig()
-                  .check_all_same_dtype(false)
-                  .resize_outputs(false)
-                  .set_check_mem_overlap(false)
-                  .add_output(target)
-                  .add_const_input(idx)
-                  .build();
-  c10::DeviceGuard guard(dst.device());
-  cl_mem error = core::checked_device(dst.device().index()).error_flag();
-  cl_ulong dim_stride = dst.stride(dim) * dst.element_size();
-  cl_long dim_size = dst.size(dim);
-  cl_int wrap_negative = wrap ? 1 : 0;
   ElementBits bits = element_bits(value, dst.scalar_type());
-  kernels::launch_pointwise_impl(iter, {"scatter.cl", "scatter_fill", dst.scalar_type(), "", /*raw=*/true},
-                                 {{sizeof(dim_stride), &dim_stride},
-                                  {sizeof(dim_size), &dim_size},
-                                  {sizeof(wrap_negative), &wrap_negative},
-                                  {sizeof(error), &error},
-                                  bits.arg()});
+  launch_scatter(dst, dim, index, nullptr, {"scatter.cl", "scatter_fill", dst.scalar_type(), "", /*raw=*/true}, wrap,
+                 &bits);
 }
 
 namespace {
@@ -135,6 +130,12 @@ Combine parse_scatter_reduce(c10::string_view reduce) {
   if (reduce == "add") return Combine::Add;
   if (reduce == "multiply") return Combine::Mul;
   TORCH_CHECK(false, "reduce argument must be either add or multiply.");
+}
+
+// An out-of-place write by index starts from a copy of self (in place, out is self).
+void start_from_self(const at::Tensor& out, const at::Tensor& self) {
+  at::native::resize_output(out, self.sizes());
+  if (!out.is_same(self)) out.copy_(self);
 }
 
 // src restricted to index's shape (scatter reads only that corner of src).
@@ -149,8 +150,7 @@ void scatter_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, co
   dim = at::maybe_wrap_dim(dim, self.dim());
   at::native::scatter_gather_dtype_check(method, self, index, src ? std::optional<at::Tensor>(*src) : std::nullopt);
   at::native::scatter_shape_check(self, dim, index, src ? std::optional<at::Tensor>(*src) : std::nullopt);
-  at::native::resize_output(out, self.sizes());
-  if (!out.is_same(self)) out.copy_(self);
+  start_from_self(out, self);
   if (index.numel() == 0) return;
   if (src) {
     scatter_along(out, dim, index, src_corner(*src, index), combine);
@@ -295,8 +295,7 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   Reduction r = parse_reduction(reduce, "reduce", true);
   at::native::scatter_gather_dtype_check("scatter_reduce", self, index, src);
   at::native::scatter_shape_check(self, dim, index, src);
-  at::native::resize_output(out, self.sizes());
-  if (!out.is_same(self)) out.copy_(self);
+  start_from_self(out, self);
   reduce_into(out, dim, index, src_corner(src, index), r, include_self);
   return out;
 }
@@ -344,8 +343,7 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
                           const c10::Scalar& alpha, at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   check_index_source("index_add", self, dim, index, source, false);
-  at::native::resize_output(out, self.sizes());
-  if (!out.is_same(self)) out.copy_(self);
+  start_from_self(out, self);
   if (index.numel() == 0) return out;
   at::Tensor src = source_along(alpha.equal(1) ? source : source * alpha);
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
@@ -366,8 +364,7 @@ at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor
                            at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   check_index_source("index_copy", self, dim, index, source, true);
-  at::native::resize_output(out, self.sizes());
-  if (!out.is_same(self)) out.copy_(self);
+  start_from_self(out, self);
   if (index.numel() == 0) return out;
   at::Tensor src = source_along(source);
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
@@ -404,8 +401,7 @@ at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tens
   dim = at::maybe_wrap_dim(dim, self.dim());
   Reduction r = parse_reduction(reduce, "index_reduce", false);
   check_index_source("index_reduce", self, dim, index, source, false);
-  at::native::resize_output(out, self.sizes());
-  if (!out.is_same(self)) out.copy_(self);
+  start_from_self(out, self);
   if (index.numel() == 0) return out;
   at::Tensor src = source_along(source);
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "core/device_state.h"
+#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -65,10 +66,8 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k,
   auto [all_values, all_indices] = sort_stable(self, true, dim, largest);
   at::Tensor v = self.dim() == 0 ? all_values : all_values.narrow(dim, 0, k);
   at::Tensor i = self.dim() == 0 ? all_indices : all_indices.narrow(dim, 0, k);
-  at::native::resize_output(values, v.sizes());
-  at::native::resize_output(indices, i.sizes());
-  values.copy_(v);
-  indices.copy_(i);
+  assign_out(values, v);
+  assign_out(indices, i);
   return {values, indices};
 }
 
