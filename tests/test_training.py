@@ -69,6 +69,26 @@ def test_mlp_classifier_matches_cpu(native_only, name, make_optimizer):
     assert_same_and_falling(ocl, cpu, fall=0.7)
 
 
+def small_cnn():
+    def stage(cin, cout):
+        return [nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d(2)]
+    return nn.Sequential(*stage(1, 8), *stage(8, 16), nn.Flatten(), nn.Linear(16 * 4 * 4, 4))
+
+
+def test_small_cnn_matches_cpu(native_only):
+    def batch(g):  # classify which quadrant of a 16x16 image holds a bright square
+        labels = torch.randint(0, 4, (16,), generator=g)
+        images = torch.randn(16, 1, 16, 16, generator=g) * 0.3
+        for n, q in enumerate(labels.tolist()):
+            r, c = (q // 2) * 8, (q % 2) * 8
+            images[n, 0, r + 2:r + 6, c + 2:c + 6] += 2.0
+        return images, labels
+
+    cpu = train("cpu", small_cnn, adamw, batch, cross_entropy)
+    ocl = train("ocl", small_cnn, adamw, batch, cross_entropy)
+    assert_same_and_falling(ocl, cpu)
+
+
 class Block(nn.Module):
     def __init__(self, width, heads):
         super().__init__()
