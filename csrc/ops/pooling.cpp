@@ -2,6 +2,7 @@
 // windows are gathered with the sliding-window index map shared with convolution, reduced with
 // max (NaN wins, the first of equal maxima wins, as on the CPU), and the backward scatters each
 // gradient to the element its window picked.
+#include <ATen/Dispatch.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
 
@@ -51,9 +52,13 @@ std::tuple<at::Tensor, at::Tensor> pool_max_2d(const at::Tensor& self, at::IntAr
   PoolWindows w = pool_windows(self, kernel_size, stride, padding, dilation, ceil_mode);
   const int64_t height = self.size(-2), width = self.size(-1);
   const int64_t planes = self.numel() / (height * width);
+  // Padding never wins a window: the lowest value of the dtype.
+  c10::Scalar lowest = -std::numeric_limits<double>::infinity();
+  if (!c10::isFloatingType(self.scalar_type()))
+    AT_DISPATCH_INTEGRAL_TYPES(self.scalar_type(), "max_pool2d_padding",
+                               [&] { lowest = std::numeric_limits<scalar_t>::lowest(); });
   at::Tensor padded = at::constant_pad_nd(self.reshape({planes, height, width}),
-                                          {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]},
-                                          -std::numeric_limits<double>::infinity());
+                                          {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]}, lowest);
   at::Tensor index = window_index(w.kernel, w.stride, w.dilation, w.padded, w.out_size, 1,
                                   self.options().dtype(c10::kLong));
   at::Tensor windows = padded.reshape({planes, -1}).index_select(1, index.reshape({-1})).view(
