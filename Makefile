@@ -52,6 +52,7 @@ bench: install
 	$(PY) bench/copy_bandwidth.py
 	$(PY) bench/op_overhead.py
 	$(PY) bench/pointwise_reduce.py
+	$(PY) bench/gemm.py
 
 clean:
 	rm -rf build *.egg-info

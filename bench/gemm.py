@@ -1,0 +1,34 @@
+"""Square GEMM (C = A @ B) GFLOP/s for 256 ... 2048 (--max-size 4096), float32 and float16, on ocl (CLBlast; float16
+converts to float32 around it where the device has no half arithmetic) beside PyTorch's CPU
+backend in the same run."""
+import argparse
+
+import torch
+
+from common import report, time_it
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="ocl")
+parser.add_argument("--max-size", type=int, default=2048)  # 4096: the CPU needs minutes in float16
+args = parser.parse_args()
+
+rows = []
+n = 256
+while n <= args.max_size:
+    for dtype in (torch.float32, torch.float16):
+        g = torch.Generator().manual_seed(0)
+        a, b = torch.randn(n, n, generator=g).to(dtype), torch.randn(n, n, generator=g).to(dtype)
+        data = {"cpu": (a, b), args.device: (a.to(args.device), b.to(args.device))}
+        repeat = 5 if n <= 1024 else 2
+        secs = {dev: time_it(lambda: torch.mm(*data[dev]), dev, repeat=repeat) for dev in data}
+        flops = 2 * n ** 3
+        rows.append({
+            "size": n,
+            "dtype": str(dtype).replace("torch.", ""),
+            f"{args.device} GFLOP/s": round(flops / secs[args.device] / 1e9, 1),
+            "cpu GFLOP/s": round(flops / secs["cpu"] / 1e9, 1),
+            "ratio": round(secs["cpu"] / secs[args.device], 3),
+        })
+    n *= 2
+
+report("gemm", list(rows[0]), rows)
