@@ -1,12 +1,13 @@
-// Max pooling with indices (1-d through the 2-d op, as PyTorch routes it) and its backward: the
-// windows are gathered with the sliding-window index map shared with convolution, reduced with
-// max (NaN wins, the first of equal maxima wins, as on the CPU), and the backward scatters each
-// gradient to the element its window picked.
+// Max pooling with indices and average pooling (1-d through the 2-d ops, as PyTorch routes them)
+// and their backward: the windows are gathered with the sliding-window index map shared with
+// convolution and reduced with max (NaN wins, the first of equal maxima wins, as on the CPU) or a
+// sum over the CPU's divisor; the backward scatters gradients back with scatter_add / index_add.
 #include <ATen/Dispatch.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
 
 #include "ops/out_arguments.h"
+#include "ops/pointwise.h"
 #include "ops/windows.h"
 
 namespace drawbridge::ops {
@@ -50,6 +51,9 @@ std::tuple<at::Tensor, at::Tensor> pool_max_2d(const at::Tensor& self, at::IntAr
                                                            at::IntArrayRef stride, at::IntArrayRef padding,
                                                            at::IntArrayRef dilation, bool ceil_mode) {
   PoolWindows w = pool_windows(self, kernel_size, stride, padding, dilation, ceil_mode);
+  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.append({w.out_size[0], w.out_size[1]});
+  if (self.numel() == 0) return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
   const int64_t height = self.size(-2), width = self.size(-1);
   const int64_t planes = self.numel() / (height * width);
   // Padding never wins a window: the lowest value of the dtype.
@@ -69,8 +73,6 @@ std::tuple<at::Tensor, at::Tensor> pool_max_2d(const at::Tensor& self, at::IntAr
   at::Tensor row = at_padded.div(w.padded[1], "floor").sub_(w.padding[0]);
   at::Tensor col = at_padded.remainder(w.padded[1]).sub_(w.padding[1]);
   at::Tensor indices = row.mul_(width).add_(col);
-  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-  shape.append({w.out_size[0], w.out_size[1]});
   return {values.view(shape), indices.view(shape)};
 }
 
@@ -88,6 +90,7 @@ at::Tensor pool_max_2d_backward(const at::Tensor& grad_output, const at::Tensor&
                                             at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                             at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
                                             const at::Tensor& indices) {
+  if (self.numel() == 0) return at::zeros_like(self);
   const int64_t plane = self.size(-2) * self.size(-1);
   const int64_t planes = self.numel() / plane;
   at::Tensor grad = at::zeros({planes, plane}, grad_output.options());
@@ -103,6 +106,90 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
                                                                   dilation, ceil_mode, indices));
 }
 
+// avg_pool2d. The divisor of each window is itself a window sum: of ones over the input and the
+// explicit padding (count_include_pad) or over the input only; the extra cells ceil_mode reads
+// past the padding never count, as on the CPU.
+struct AvgPool {
+  PoolWindows w;
+  at::Tensor index;    // window map over one padded plane
+  at::Tensor divisor;  // (1, L): what each window's sum is divided by
+};
+
+AvgPool avg_pool_setup(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                       at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                       std::optional<int64_t> divisor_override) {
+  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
+  AvgPool a{pool_windows(self, kernel_size, stride, padding, {}, ceil_mode)};
+  const PoolWindows& w = a.w;
+  a.index = window_index(w.kernel, w.stride, w.dilation, w.padded, w.out_size, 1, self.options().dtype(c10::kLong));
+  if (divisor_override) {
+    a.divisor = at::full({1, a.index.size(1)}, static_cast<double>(*divisor_override), self.options());
+    return a;
+  }
+  const int64_t height = self.size(-2), width = self.size(-1);
+  at::Tensor ones = at::ones({1, height, width}, self.options());
+  at::Tensor counted = count_include_pad
+                           ? at::constant_pad_nd(at::constant_pad_nd(ones, {w.padding[1], w.padding[1], w.padding[0],
+                                                                            w.padding[0]}, 1),
+                                                 {0, w.right_pad[1] - w.padding[1], 0, w.right_pad[0] - w.padding[0]}, 0)
+                           : at::constant_pad_nd(ones, {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]}, 0);
+  a.divisor = counted.reshape({1, -1}).index_select(1, a.index.reshape({-1})).view(
+      {1, a.index.size(0), a.index.size(1)}).sum(1);
+  return a;
+}
+
+at::Tensor pool_avg_2d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override) {
+  check_dtype("avg_pool2d", self.scalar_type(), Dtypes::NotBool);
+  AvgPool a = avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  const PoolWindows& w = a.w;
+  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.append({w.out_size[0], w.out_size[1]});
+  if (self.numel() == 0) return at::empty(shape, self.options());
+  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
+  at::Tensor padded = at::constant_pad_nd(self.reshape({planes, height, width}),
+                                          {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]}, 0);
+  at::Tensor sums = padded.reshape({planes, -1}).index_select(1, a.index.reshape({-1})).view(
+      {planes, a.index.size(0), a.index.size(1)}).sum(1, false, kernels::compute_type(self.scalar_type()));
+  // Integer averages truncate, as the CPU's integer division does.
+  at::Tensor out = c10::isFloatingType(self.scalar_type()) ? sums.div(a.divisor) : sums.div(a.divisor, "trunc");
+  return out.to(self.scalar_type()).view(shape);
+}
+
+at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                           at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override, at::Tensor& out) {
+  return assign_out(out, pool_avg_2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                    divisor_override));
+}
+
+at::Tensor pool_avg_2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+  if (self.numel() == 0) return at::zeros_like(self);
+  AvgPool a = avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  const PoolWindows& w = a.w;
+  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
+  // Every element of a window receives the window's gradient over its divisor.
+  at::Tensor share = grad_output.reshape({planes, 1, -1}).div(a.divisor.unsqueeze(0));
+  at::Tensor spread = share.expand({planes, a.index.size(0), a.index.size(1)}).reshape({planes, -1});
+  at::Tensor grad = at::zeros({planes, w.padded[0] * w.padded[1]}, grad_output.options());
+  grad.index_add_(1, a.index.reshape({-1}), spread.to(grad.scalar_type()));
+  return grad.view({planes, w.padded[0], w.padded[1]})
+      .narrow(1, w.padding[0], height)
+      .narrow(2, w.padding[1], width)
+      .reshape(self.sizes());
+}
+
+at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                                    at::Tensor& grad_input) {
+  return assign_out(grad_input, pool_avg_2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                                    count_include_pad, divisor_override));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -110,6 +197,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(pool_max_2d_backward));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_with_indices_backward_out));
+  m.impl("avg_pool2d", TORCH_FN(pool_avg_2d));
+  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
+  m.impl("avg_pool2d_backward", TORCH_FN(pool_avg_2d_backward));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
 }
 
 }  // namespace drawbridge::ops
