@@ -190,6 +190,73 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
                                                     count_include_pad, divisor_override));
 }
 
+// adaptive_avg_pool2d: output cell i of a dim of size n -> m averages [floor(i n / m), ceil((i+1) n / m)).
+// Windows have at most `span` elements; positions past a cell's end are masked out.
+struct AdaptiveWindows {
+  at::Tensor index;  // (span_h * span_w, out_h * out_w) flat positions in one plane
+  at::Tensor mask;   // same shape, 1 where the position belongs to the cell
+  at::Tensor area;   // (out_h * out_w)
+};
+
+AdaptiveWindows adaptive_windows(int64_t height, int64_t width, int64_t out_h, int64_t out_w,
+                                 const at::TensorOptions& options) {
+  auto bounds = [&](int64_t n, int64_t m) {
+    at::Tensor i = at::arange(m, options);
+    at::Tensor start = (i * n).div(m, "floor");
+    at::Tensor end = ((i + 1) * n + m - 1).div(m, "floor");
+    const int64_t span = (n + m - 1) / m + 1;
+    at::Tensor offset = at::arange(span, options);
+    at::Tensor pos = start.unsqueeze(0) + offset.unsqueeze(1);  // (span, m)
+    at::Tensor inside = pos < end.unsqueeze(0);
+    return std::make_tuple(pos.clamp_max(n - 1), inside, end - start, span);
+  };
+  auto [rows, row_in, row_len, span_h] = bounds(height, out_h);
+  auto [cols, col_in, col_len, span_w] = bounds(width, out_w);
+  // (span_h, span_w, out_h, out_w)
+  at::Tensor index = rows.view({span_h, 1, out_h, 1}) * width + cols.view({1, span_w, 1, out_w});
+  at::Tensor mask = row_in.view({span_h, 1, out_h, 1}).logical_and(col_in.view({1, span_w, 1, out_w}));
+  at::Tensor area = row_len.view({out_h, 1}) * col_len.view({1, out_w});
+  return {index.reshape({span_h * span_w, out_h * out_w}), mask.reshape({span_h * span_w, out_h * out_w}),
+          area.reshape({-1})};
+}
+
+at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size) {
+  TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
+              self.sizes());
+  check_dtype("adaptive_avg_pool2d", self.scalar_type(), Dtypes::Floating);
+  const int64_t out_h = output_size[0].expect_int(), out_w = output_size[1].expect_int();
+  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.append({out_h, out_w});
+  if (self.numel() == 0 || out_h == 0 || out_w == 0) return at::zeros(shape, self.options());
+  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
+  auto [index, mask, area] = adaptive_windows(height, width, out_h, out_w, self.options().dtype(c10::kLong));
+  at::Tensor x = self.reshape({planes, -1}).to(kernels::compute_type(self.scalar_type()));
+  at::Tensor windows = x.index_select(1, index.reshape({-1})).view({planes, index.size(0), index.size(1)});
+  at::Tensor sums = windows.mul_(mask).sum(1);
+  return sums.div_(area).to(self.scalar_type()).view(shape);
+}
+
+at::Tensor& adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size, at::Tensor& out) {
+  return assign_out(out, adaptive_avg_pool2d(self, output_size));
+}
+
+at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  if (self.numel() == 0 || grad_output.numel() == 0) return at::zeros_like(self);
+  const int64_t out_h = grad_output.size(-2), out_w = grad_output.size(-1);
+  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
+  auto [index, mask, area] = adaptive_windows(height, width, out_h, out_w, self.options().dtype(c10::kLong));
+  at::Tensor share = grad_output.reshape({planes, 1, -1}).to(kernels::compute_type(self.scalar_type())).div(area);
+  at::Tensor spread = (share * mask).reshape({planes, -1});
+  at::Tensor grad = at::zeros({planes, height * width}, spread.options());
+  grad.index_add_(1, index.reshape({-1}), spread);
+  return grad.to(self.scalar_type()).view(self.sizes());
+}
+
+at::Tensor& adaptive_avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& out) {
+  return assign_out(out, adaptive_avg_pool2d_backward(grad_output, self));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -200,6 +267,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool2d", TORCH_FN(pool_avg_2d));
   m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
   m.impl("avg_pool2d_backward", TORCH_FN(pool_avg_2d_backward));
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
+  m.impl("_adaptive_avg_pool2d.out", TORCH_FN(adaptive_avg_pool2d_out));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
+  m.impl("_adaptive_avg_pool2d_backward.out", TORCH_FN(adaptive_avg_pool2d_backward_out));
   m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
 }
 
