@@ -140,11 +140,12 @@ at::Tensor nonzero_coords(const at::Tensor& self) {
     auto iter = at::TensorIteratorConfig().check_all_same_dtype(false).add_output(counts).add_const_input(starts).build();
     kernels::launch_pointwise(iter, {"index.cl", "nonzero_count", c10::kLong}, chunk_arg, n_arg);
   }
-  at::Tensor rows = counts.cpu().cumsum(0);  // synchronizes: the result's size depends on it
+  at::Tensor host_counts = counts.cpu();  // synchronizes: the result's size depends on it
+  at::Tensor rows = host_counts.cumsum(0);
   const int64_t total = rows[-1].item<int64_t>();
   at::Tensor out = at::empty({total, ndim}, self.options().dtype(c10::kLong));
   if (total == 0 || ndim == 0) return out;
-  at::Tensor first_rows = (rows - counts.cpu()).to(self.device());
+  at::Tensor first_rows = (rows - host_counts).to(self.device());
   struct {
     uint64_t sizes[kernels::kMaxDims];
   } shape = {};
