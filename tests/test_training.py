@@ -14,8 +14,9 @@ def native_only():
     drawbridge.set_fallback_mode("silent")
 
 
-def train(device, make_model, make_optimizer, batch, loss_of, steps=20):
-    """Losses of `steps` training steps from the same initial weights and batches on `device`."""
+def train(device, make_model, make_optimizer, batch, loss_of, steps=20, autocast=None):
+    """Losses of `steps` training steps from the same initial weights and batches on `device`,
+    the forward pass under torch.autocast to the dtype `autocast` when one is given."""
     torch.manual_seed(0)
     model = make_model().to(device)
     optimizer = make_optimizer(model.parameters())
@@ -23,7 +24,8 @@ def train(device, make_model, make_optimizer, batch, loss_of, steps=20):
     losses = []
     for _ in range(steps):
         inputs, targets = batch(g)
-        loss = loss_of(model, inputs.to(device), targets.to(device))
+        with torch.autocast(device, dtype=autocast, enabled=autocast is not None):
+            loss = loss_of(model, inputs.to(device), targets.to(device))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -120,18 +122,28 @@ class TinyGPT(nn.Module):
         return self.head(self.ln(self.blocks(x)))
 
 
+def gpt_batch(g):  # a learnable sequence: each token is the previous one plus one
+    start = torch.randint(0, 64, (8, 1), generator=g)
+    seq = (start + torch.arange(17)) % 64
+    return seq[:, :-1], seq[:, 1:]
+
+
+def gpt_loss(model, inputs, targets):
+    return nn.functional.cross_entropy(model(inputs).reshape(-1, 64), targets.reshape(-1))
+
+
 def test_gpt_decoder_matches_cpu(native_only):
-    def batch(g):  # a learnable sequence: each token is the previous one plus one
-        start = torch.randint(0, 64, (8, 1), generator=g)
-        seq = (start + torch.arange(17)) % 64
-        return seq[:, :-1], seq[:, 1:]
-
-    def loss_of(model, inputs, targets):
-        return nn.functional.cross_entropy(model(inputs).reshape(-1, 64), targets.reshape(-1))
-
-    cpu = train("cpu", TinyGPT, adamw, batch, loss_of)
-    ocl = train("ocl", TinyGPT, adamw, batch, loss_of)
+    cpu = train("cpu", TinyGPT, adamw, gpt_batch, gpt_loss)
+    ocl = train("ocl", TinyGPT, adamw, gpt_batch, gpt_loss)
     assert_same_and_falling(ocl, cpu)
+
+
+def test_gpt_decoder_trains_under_bfloat16_autocast(native_only):
+    # Matrix products run in bfloat16 (8 bits of mantissa) on both devices, in another summation
+    # order, so the losses agree to bfloat16's precision rather than float32's.
+    cpu = train("cpu", TinyGPT, adamw, gpt_batch, gpt_loss, autocast=torch.bfloat16)
+    ocl = train("ocl", TinyGPT, adamw, gpt_batch, gpt_loss, autocast=torch.bfloat16)
+    assert_same_and_falling(ocl, cpu, rtol=1e-2)
 
 
 class SequenceRegressor(nn.Module):
