@@ -1,37 +1,41 @@
 // Convolution (PyTorch routes a PrivateUse1 convolution to convolution_overrideable).
 //
-// Forward and backward of 1-, 2- and 3-d convolutions with stride, padding, dilation and groups
-// run natively as im2col + GEMM: an index map built on the device once per shape gathers every
-// receptive field into columns (index_select), CLBlast multiplies them by the weights, and the
-// backward scatters column gradients back with index_add (col2im). Transposed convolutions still
-// run on CPU copies, accounted exactly like the fallback (warning, report, error mode).
-#include <ATen/ops/convolution.h>
-#include <ATen/ops/convolution_backward.h>
+// Forward and backward of 1-, 2- and 3-d convolutions, ordinary and transposed, with stride,
+// padding, dilation, output_padding and groups, as im2col + GEMM: an index map built on the device
+// gathers every receptive field into columns (index_select), CLBlast multiplies them by the
+// weights, and col2im scatters columns back with index_add. A transposed convolution is the
+// adjoint of the ordinary one whose image is its output, so the three products (correlate, its
+// adjoint, its weight gradient) serve both. unfold/fold (im2col/col2im) are the same two maps.
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
-#include "core/fallback.h"
 #include "ops/windows.h"
 
 namespace drawbridge::ops {
 
 namespace {
 
+// A sliding-window product over an image: its unpadded spatial sizes (`image`), the padded ones
+// and the positions of the window (`out_size`).
 struct ConvGeometry {
   int64_t groups = 1;
-  std::vector<int64_t> stride, padding, dilation, kernel, out_size, padded;
+  std::vector<int64_t> stride, padding, dilation, kernel, image, padded, out_size;
 };
 
-ConvGeometry geometry(const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride,
-                      c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, int64_t groups) {
-  const int64_t spatial = input.dim() - 2;
-  ConvGeometry g;
-  g.groups = groups;
-  for (int64_t d = 0; d < spatial; ++d) {
-    g.stride.push_back(stride[stride.size() == 1 ? 0 : d].expect_int());
-    g.padding.push_back(padding[padding.size() == 1 ? 0 : d].expect_int());
-    g.dilation.push_back(dilation[dilation.size() == 1 ? 0 : d].expect_int());
-    g.kernel.push_back(weight.size(2 + d));
-    g.padded.push_back(input.size(2 + d) + 2 * g.padding[d]);
+int64_t pick(c10::SymIntArrayRef v, size_t d) { return v[v.size() == 1 ? 0 : d].expect_int(); }
+
+std::vector<int64_t> per_dim(c10::SymIntArrayRef v, size_t dims) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < dims; ++d) out.push_back(pick(v, d));
+  return out;
+}
+
+ConvGeometry geometry(std::vector<int64_t> image, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                      std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
+  ConvGeometry g{groups, std::move(stride), std::move(padding), std::move(dilation), std::move(kernel),
+                 std::move(image)};
+  for (size_t d = 0; d < g.image.size(); ++d) {
+    g.padded.push_back(g.image[d] + 2 * g.padding[d]);
     const int64_t span = g.dilation[d] * (g.kernel[d] - 1) + 1;
     TORCH_CHECK(g.padded[d] >= span, "Calculated padded input size per channel: (", g.padded[d],
                 "). Kernel size: (", span, "). Kernel size can't be greater than actual input size");
@@ -40,20 +44,82 @@ ConvGeometry geometry(const at::Tensor& input, const at::Tensor& weight, c10::Sy
   return g;
 }
 
+ConvGeometry geometry(std::vector<int64_t> image, const at::Tensor& weight, c10::SymIntArrayRef stride,
+                      c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, int64_t groups) {
+  const size_t dims = image.size();
+  return geometry(std::move(image), weight.sizes().slice(2).vec(), per_dim(stride, dims), per_dim(padding, dims),
+                  per_dim(dilation, dims), groups);
+}
+
+std::vector<int64_t> spatial_sizes(const at::Tensor& t) { return t.sizes().slice(2).vec(); }
+
+// For every (channel, kernel offset) row and window position column, where in the padded image
+// the window reads.
+at::Tensor window_map(const ConvGeometry& g, int64_t channels, const at::TensorOptions& like) {
+  return window_index(g.kernel, g.stride, g.dilation, g.padded, g.out_size, channels, like.dtype(c10::kLong));
+}
+
 at::Tensor pad_spatial(const at::Tensor& input, const ConvGeometry& g) {
   std::vector<int64_t> pad;
   for (auto it = g.padding.rbegin(); it != g.padding.rend(); ++it) pad.insert(pad.end(), {*it, *it});
   return at::constant_pad_nd(input, pad, 0);
 }
 
-// Columns (N, groups, C/groups * K, L) of the padded input.
-at::Tensor im2col(const at::Tensor& input, const ConvGeometry& g, const at::Tensor& index) {
-  const int64_t n = input.size(0);
-  at::Tensor flat = pad_spatial(input, g).reshape({n, -1});
+// im2col: columns (N, groups, C/groups * K, L) of the padded image.
+at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g, const at::Tensor& index) {
+  const int64_t n = image.size(0);
+  at::Tensor flat = pad_spatial(image, g).reshape({n, -1});
   return flat.index_select(1, index.reshape({-1})).view({n, g.groups, -1, index.size(1)});
 }
 
-void check_conv(const at::Tensor& input, const at::Tensor& weight, int64_t groups) {
+// col2im: every column entry added back where im2col took it from; the padding is cropped.
+at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, const at::Tensor& index,
+                            int64_t channels) {
+  const int64_t n = columns.size(0);
+  at::Tensor padded = at::zeros({n, channels * c10::multiply_integers(g.padded)}, columns.options());
+  padded.index_add_(1, index.reshape({-1}), columns.reshape({n, -1}));
+  std::vector<int64_t> shape{n, channels};
+  shape.insert(shape.end(), g.padded.begin(), g.padded.end());
+  at::Tensor image = padded.view(shape);
+  for (size_t d = 0; d < g.padding.size(); ++d) image = image.narrow(2 + d, g.padding[d], g.image[d]);
+  return image.contiguous();
+}
+
+// (N, O, out...) = weight (O, C/groups, K...) applied to every window of input (N, C, image...).
+at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
+  const int64_t n = input.size(0), out_channels = weight.size(0);
+  at::Tensor cols = image_to_columns(input, g, window_map(g, input.size(1), input.options()));
+  at::Tensor out = at::matmul(weight.reshape({1, g.groups, out_channels / g.groups, -1}), cols);
+  std::vector<int64_t> shape{n, out_channels};
+  shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
+  return out.reshape(shape);
+}
+
+// The adjoint of correlate: (N, C, image...) from a result-shaped tensor (N, O, out...).
+at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight, const ConvGeometry& g,
+                             int64_t channels) {
+  const int64_t n = result.size(0), out_channels = weight.size(0);
+  at::Tensor w = weight.reshape({1, g.groups, out_channels / g.groups, -1});
+  at::Tensor cols = at::matmul(w.transpose(-1, -2), result.reshape({n, g.groups, out_channels / g.groups, -1}));
+  return columns_to_image(cols, g, window_map(g, channels, result.options()), channels);
+}
+
+// The weight gradient of correlate: windows of `image` against the result-shaped `result`.
+at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& result, const at::Tensor& weight,
+                                 const ConvGeometry& g) {
+  const int64_t n = result.size(0), out_channels = weight.size(0);
+  at::Tensor cols = image_to_columns(image, g, window_map(g, image.size(1), image.options()));
+  at::Tensor r = result.reshape({n, g.groups, out_channels / g.groups, -1});
+  return at::matmul(r, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes());
+}
+
+at::Tensor bias_grad(const at::Tensor& grad_output) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < grad_output.dim(); ++d) dims.push_back(d);
+  return grad_output.sum(dims);
+}
+
+void check_conv(const at::Tensor& input, const at::Tensor& weight, int64_t groups, bool transposed) {
   TORCH_CHECK(input.dim() >= 3 && input.dim() <= 5, "Expected 3D, 4D or 5D input to convolution, but got input of size: ",
               input.sizes());
   TORCH_CHECK(weight.dim() == input.dim(), "Expected ", input.dim(), "-dimensional weight for ", input.dim(),
@@ -61,42 +127,44 @@ void check_conv(const at::Tensor& input, const at::Tensor& weight, int64_t group
               weight.sizes());
   TORCH_CHECK(groups > 0 && weight.size(0) % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ",
               groups, " at dimension 0, but got weight of size ", weight.sizes(), " instead");
-  TORCH_CHECK(input.size(1) == weight.size(1) * groups, "Given groups=", groups, ", weight of size ", weight.sizes(),
-              ", expected input", input.sizes(), " to have ", weight.size(1) * groups,
+  const int64_t expected = transposed ? weight.size(0) : weight.size(1) * groups;
+  TORCH_CHECK(input.size(1) == expected, "Given ", transposed ? "transposed=1" : "groups=" + std::to_string(groups),
+              ", weight of size ", weight.sizes(), ", expected input", input.sizes(), " to have ", expected,
               " channels, but got ", input.size(1), " channels instead");
 }
 
-at::Tensor convolution_on_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                              c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
-                              bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
-  core::note_fallback("aten::convolution_overrideable");
-  std::optional<at::Tensor> cpu_bias;
-  if (bias && bias->defined()) cpu_bias = bias->cpu();
-  at::Tensor out = at::convolution_symint(input.cpu(), weight.cpu(), cpu_bias, stride, padding, dilation, transposed,
-                                          output_padding, groups);
-  return out.to(input.device());
+// A transposed convolution is the adjoint of the ordinary one whose image is its output.
+ConvGeometry transposed_geometry(const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+                                 c10::SymIntArrayRef output_padding, int64_t groups) {
+  std::vector<int64_t> image;
+  for (int64_t d = 0; d + 2 < input.dim(); ++d) {
+    const int64_t s = pick(stride, d), dil = pick(dilation, d), extra = pick(output_padding, d);
+    TORCH_CHECK(extra < s || extra < dil, "output padding must be smaller than either stride or dilation, but got ",
+                "output_padding: ", extra, ", stride: ", s, ", dilation: ", dil);
+    const int64_t size = (input.size(2 + d) - 1) * s - 2 * pick(padding, d) + dil * (weight.size(2 + d) - 1) + extra + 1;
+    TORCH_CHECK(size > 0, "Given input size per channel: ", input.sizes().slice(2), ", the calculated output size is ",
+                "not positive: ", size);
+    image.push_back(size);
+  }
+  return geometry(std::move(image), weight, stride, padding, dilation, groups);
 }
 
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
                        bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
-  if (transposed)
-    return convolution_on_cpu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   const int64_t group_count = groups.expect_int();
-  check_conv(input, weight, group_count);
-  ConvGeometry g = geometry(input, weight, stride, padding, dilation, group_count);
-  const int64_t n = input.size(0), out_channels = weight.size(0);
-  at::Tensor index = window_index(g.kernel, g.stride, g.dilation, g.padded, g.out_size, input.size(1),
-                                  input.options().dtype(c10::kLong));
-  at::Tensor cols = im2col(input, g, index);
-  at::Tensor w = weight.reshape({1, group_count, out_channels / group_count, -1});
-  at::Tensor out = at::matmul(w, cols);  // (N, groups, O/groups, L)
-  std::vector<int64_t> shape{n, out_channels};
-  shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
-  out = out.reshape(shape);
+  check_conv(input, weight, group_count, transposed);
+  at::Tensor out;
+  if (transposed) {
+    ConvGeometry g = transposed_geometry(input, weight, stride, padding, dilation, output_padding, group_count);
+    out = correlate_adjoint(input, weight, g, weight.size(1) * group_count);
+  } else {
+    out = correlate(input, weight, geometry(spatial_sizes(input), weight, stride, padding, dilation, group_count));
+  }
   if (bias && bias->defined()) {
-    std::vector<int64_t> bias_shape(shape.size(), 1);
-    bias_shape[1] = out_channels;
+    std::vector<int64_t> bias_shape(out.dim(), 1);
+    bias_shape[1] = out.size(1);
     out.add_(bias->view(bias_shape));
   }
   return out;
@@ -107,45 +175,63 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding,
     c10::SymInt groups, std::array<bool, 3> output_mask) {
   const int64_t group_count = groups.expect_int();
-  if (transposed) {
-    core::note_fallback("aten::convolution_backward_overrideable");
-    std::vector<c10::SymInt> bias_sizes{c10::SymInt(weight.size(1) * group_count)};
-    auto [gi, gw, gb] = at::convolution_backward_symint(grad_output.cpu(), input.cpu(), weight.cpu(), bias_sizes,
-                                                        stride, padding, dilation, transposed, output_padding, groups,
-                                                        output_mask);
-    auto back = [&](const at::Tensor& t) { return t.defined() ? t.to(input.device()) : t; };
-    return {back(gi), back(gw), back(gb)};
-  }
-  ConvGeometry g = geometry(input, weight, stride, padding, dilation, group_count);
-  const int64_t n = input.size(0), out_channels = weight.size(0);
-  at::Tensor index = window_index(g.kernel, g.stride, g.dilation, g.padded, g.out_size, input.size(1),
-                                  input.options().dtype(c10::kLong));
-  at::Tensor go = grad_output.reshape({n, group_count, out_channels / group_count, -1});
   at::Tensor grad_input, grad_weight, grad_bias;
-  if (output_mask[0]) {
-    // col2im: every column gradient added back where its element came from.
-    at::Tensor w = weight.reshape({1, group_count, out_channels / group_count, -1});
-    at::Tensor grad_cols = at::matmul(w.transpose(-1, -2), go).reshape({n, -1});
-    const int64_t plane = c10::multiply_integers(g.padded);
-    at::Tensor grad_padded = at::zeros({n, input.size(1) * plane}, grad_output.options());
-    grad_padded.index_add_(1, index.reshape({-1}), grad_cols);
-    std::vector<int64_t> padded_shape{n, input.size(1)};
-    padded_shape.insert(padded_shape.end(), g.padded.begin(), g.padded.end());
-    grad_input = grad_padded.view(padded_shape);
-    for (size_t d = 0; d < g.padding.size(); ++d)
-      grad_input = grad_input.narrow(2 + d, g.padding[d], input.size(2 + d));
-    grad_input = grad_input.contiguous();
+  if (transposed) {
+    ConvGeometry g = transposed_geometry(input, weight, stride, padding, dilation, output_padding, group_count);
+    if (output_mask[0]) grad_input = correlate(grad_output, weight, g);
+    if (output_mask[1]) grad_weight = correlate_weight_grad(grad_output, input, weight, g);
+  } else {
+    ConvGeometry g = geometry(spatial_sizes(input), weight, stride, padding, dilation, group_count);
+    if (output_mask[0]) grad_input = correlate_adjoint(grad_output, weight, g, input.size(1));
+    if (output_mask[1]) grad_weight = correlate_weight_grad(input, grad_output, weight, g);
   }
-  if (output_mask[1]) {
-    at::Tensor cols = im2col(input, g, index);
-    grad_weight = at::matmul(go, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes());
-  }
-  if (output_mask[2]) {
-    std::vector<int64_t> dims{0};
-    for (int64_t d = 2; d < grad_output.dim(); ++d) dims.push_back(d);
-    grad_bias = grad_output.sum(dims);
-  }
+  if (output_mask[2]) grad_bias = bias_grad(grad_output);
   return {grad_input, grad_weight, grad_bias};
+}
+
+// ---- unfold / fold (im2col / col2im of 4-d batches, or 3-d single images) --------------------
+
+ConvGeometry unfold_geometry(std::vector<int64_t> image, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
+                             at::IntArrayRef padding, at::IntArrayRef stride) {
+  TORCH_CHECK(kernel_size.size() == 2 && dilation.size() == 2 && padding.size() == 2 && stride.size() == 2,
+              "It is expected kernel_size, dilation, padding and stride to be 2-element tuples");
+  for (size_t d = 0; d < 2; ++d) {
+    TORCH_CHECK(kernel_size[d] > 0 && dilation[d] > 0 && stride[d] > 0 && padding[d] >= 0,
+                "kernel size, dilation and stride should be greater than zero and padding non-negative, but got ",
+                "kernel_size: ", kernel_size, " dilation: ", dilation, " stride: ", stride, " padding: ", padding);
+  }
+  return geometry(std::move(image), kernel_size.vec(), stride.vec(), padding.vec(), dilation.vec(), 1);
+}
+
+at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
+                  at::IntArrayRef padding, at::IntArrayRef stride) {
+  TORCH_CHECK((self.dim() == 3 || self.dim() == 4) && self.numel() > 0,
+              "Expected non-empty 3D or 4D input tensor, but got input of size ", self.sizes());
+  at::Tensor batch = self.dim() == 3 ? self.unsqueeze(0) : self;
+  ConvGeometry g = unfold_geometry(spatial_sizes(batch), kernel_size, dilation, padding, stride);
+  at::Tensor cols = image_to_columns(batch, g, window_map(g, batch.size(1), batch.options()));
+  cols = cols.reshape({batch.size(0), cols.size(2), cols.size(3)});
+  return self.dim() == 3 ? cols.squeeze(0) : cols;
+}
+
+at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size,
+                  at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.numel() > 0,
+              "Expected non-empty 2D or 3D input tensor, but got input of size ", self.sizes());
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
+  at::Tensor batch = self.dim() == 2 ? self.unsqueeze(0) : self;
+  ConvGeometry g = unfold_geometry({output_size[0].expect_int(), output_size[1].expect_int()}, kernel_size, dilation,
+                                   padding, stride);
+  const int64_t kernel = kernel_size[0] * kernel_size[1];
+  TORCH_CHECK(batch.size(1) % kernel == 0, "Expected size of input's dimension 1 to be divisible by the product of ",
+              "kernel_size, but got input.size(1)=", batch.size(1), " and kernel_size=", kernel_size);
+  TORCH_CHECK(batch.size(2) == c10::multiply_integers(g.out_size), "Given output_size=", output_size,
+              ", kernel_size=", kernel_size, ", dilation=", dilation, ", padding=", padding, ", stride=", stride,
+              ", expected size of input's dimension 2 to match the calculated number of sliding blocks ",
+              c10::multiply_integers(g.out_size), ", but got input.size(2)=", batch.size(2), ".");
+  const int64_t channels = batch.size(1) / kernel;
+  at::Tensor image = columns_to_image(batch, g, window_map(g, channels, batch.options()), channels);
+  return self.dim() == 2 ? image.squeeze(0) : image;
 }
 
 }  // namespace
@@ -153,6 +239,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", TORCH_FN(convolution));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
+  m.impl("im2col", TORCH_FN(im2col));
+  m.impl("col2im", TORCH_FN(col2im));
 }
 
 }  // namespace drawbridge::ops
