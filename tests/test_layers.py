@@ -55,3 +55,68 @@ def test_unfold_and_fold(native_only, kw):
     check_against_cpu(lambda x: F.unfold(x, **kw), (2, 3, 7, 8))
     blocks = F.unfold(torch.zeros(2, 3, 7, 8), **kw).shape
     check_against_cpu(lambda c: F.fold(c, (7, 8), **kw), tuple(blocks))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_padding_modes(native_only, mode):
+    check_against_cpu(lambda x: F.pad(x, (2, 1), mode=mode), (2, 3, 5))
+    check_against_cpu(lambda x: F.pad(x, (1, 2, 3, 0), mode=mode), (2, 3, 5, 4))
+    check_against_cpu(lambda x: F.pad(x, (1, 1, 0, 2, 1, 0), mode=mode), (1, 2, 3, 4, 3))
+
+
+def test_reflection_pad_rejects_padding_as_large_as_the_input():
+    with pytest.raises(RuntimeError, match="Padding size should be less than"):
+        F.pad(torch.randn(1, 2, 3, device="ocl"), (3, 0), mode="reflect")
+
+
+@pytest.mark.parametrize("kw", [
+    dict(scale_factor=2, mode="nearest"), dict(size=(7, 5), mode="nearest"), dict(size=(7, 5), mode="nearest-exact"),
+    dict(scale_factor=1.7, mode="nearest"), dict(size=(9, 13), mode="bilinear"),
+    dict(size=(9, 13), mode="bilinear", align_corners=True), dict(scale_factor=0.6, mode="bilinear"),
+    dict(size=(3, 4), mode="bilinear"),
+])
+def test_upsample_2d(native_only, kw):
+    check_against_cpu(lambda x: F.interpolate(x, **kw), (2, 3, 6, 8))
+
+
+@pytest.mark.parametrize("mode,kw", [
+    ("linear", dict(size=11)), ("linear", dict(scale_factor=2.5, align_corners=True)), ("nearest", dict(size=11)),
+])
+def test_upsample_1d(native_only, mode, kw):
+    check_against_cpu(lambda x: F.interpolate(x, mode=mode, **kw), (2, 3, 6))
+
+
+def test_upsample_3d(native_only):
+    check_against_cpu(lambda x: F.interpolate(x, size=(3, 5, 4), mode="trilinear"), (1, 2, 2, 3, 4))
+    check_against_cpu(lambda x: F.interpolate(x, scale_factor=2, mode="nearest"), (1, 2, 2, 3, 4))
+
+
+def test_upsample_half_precision_rounds_once(native_only):
+    x = torch.randn(1, 2, 5, 5)
+    for dtype in (torch.float16, torch.bfloat16):
+        got = F.interpolate(x.to("ocl", dtype), size=(8, 9), mode="bilinear").cpu()
+        torch.testing.assert_close(got, F.interpolate(x.to(dtype), size=(8, 9), mode="bilinear"))
+
+
+@pytest.mark.parametrize("size", [(3, 3), (4, 5), (1, 1), (7, 6)])
+def test_adaptive_max_pool2d(native_only, size):
+    check_against_cpu(lambda x: F.adaptive_max_pool2d(x, size), (2, 3, 7, 6))
+    x = torch.randn(2, 3, 7, 6)
+    _, expected = F.adaptive_max_pool2d(x, size, return_indices=True)
+    _, got = F.adaptive_max_pool2d(x.to("ocl"), size, return_indices=True)
+    assert torch.equal(got.cpu(), expected)
+
+
+def test_adaptive_max_pool1d(native_only):
+    check_against_cpu(lambda x: F.adaptive_max_pool1d(x, 4), (2, 3, 10))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_group_norm(native_only, groups):
+    check_against_cpu(lambda x, w, b: F.group_norm(x, groups, w, b), (3, 4, 5, 2), (4,), (4,))
+    check_against_cpu(lambda x: F.group_norm(x, groups), (2, 4, 7))
+
+
+def test_addbmm(native_only):
+    check_against_cpu(lambda s, a, b: torch.addbmm(s, a, b, beta=0.5, alpha=2), (3, 5), (4, 3, 6), (4, 6, 5),
+                      rtol=1e-4, atol=1e-4)

@@ -165,6 +165,30 @@ at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   return bmm_out(a, b, out);
 }
 
+// addbmm: the sum over the batch of batch1[i] @ batch2[i] is one product of the batches laid side
+// by side, (n, B*m) @ (B*m, p).
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (", batch1.size(1), "x",
+              batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
+  at::Tensor side_by_side = batch1.permute({1, 0, 2}).reshape({batch1.size(1), -1});
+  at::Tensor stacked = batch2.reshape({-1, batch2.size(2)});
+  return at::addmm_out(out, self, side_by_side, stacked, beta, alpha);
+}
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+                  const c10::Scalar& alpha) {
+  at::Tensor out = at::empty({0}, batch1.options());
+  return addbmm_out(self, batch1, batch2, beta, alpha, out);
+}
+at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+                    const c10::Scalar& alpha) {
+  return addbmm_out(self, batch1, batch2, beta, alpha, self);
+}
+
 // ---- mv, addmv, dot ------------------------------------------------------------------------
 
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
@@ -253,6 +277,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("baddbmm", TORCH_FN(baddbmm));
   m.impl("baddbmm_", TORCH_FN(baddbmm_));
   m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
+  m.impl("addbmm", TORCH_FN(addbmm));
+  m.impl("addbmm_", TORCH_FN(addbmm_));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
   m.impl("mv", TORCH_FN(mv));
   m.impl("mv.out", TORCH_FN(mv_out));
   m.impl("addmv", TORCH_FN(addmv));

@@ -67,6 +67,38 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+// ---- group_norm (the forward is PyTorch's composite of native ops) ----------------------------
+
+// Per group, the layer-norm gradient over (C/group) x HxW values; the affine weight is per channel.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
+    const std::optional<at::Tensor>& weight, c10::SymInt n_sym, c10::SymInt c_sym, c10::SymInt hw_sym, int64_t group,
+    std::array<bool, 3> output_mask) {
+  const int64_t n = n_sym.expect_int(), c = c_sym.expect_int(), hw = hw_sym.expect_int();
+  TORCH_CHECK(group > 0 && c % group == 0, "Expected number of channels in input to be divisible by num_groups, but ",
+              "got input of shape ", input.sizes(), " and num_groups=", group);
+  TORCH_CHECK(input.numel() == n * c * hw, "Expected input to have ", n * c * hw, " elements, got ", input.sizes());
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (input.numel() == 0) {
+    if (output_mask[0]) grad_input = at::zeros_like(input);
+    if (output_mask[1] && present(weight)) grad_weight = at::zeros({c}, weight->options());
+    if (output_mask[2] && present(weight)) grad_bias = at::zeros({c}, weight->options());
+    return {grad_input, grad_weight, grad_bias};
+  }
+  at::Tensor x = wide(input).reshape({n, group, -1}), g = wide(grad_out).reshape({n, c, hw});
+  at::Tensor m = wide(mean).reshape({n, group, 1}), r = wide(rstd).reshape({n, group, 1});
+  at::Tensor x_hat = (x - m).mul_(r);
+  if (output_mask[0]) {
+    at::Tensor gw = (present(weight) ? g * wide(*weight).reshape({1, c, 1}) : g).reshape({n, group, -1});
+    at::Tensor dx = gw - gw.mean(2, true) - x_hat * (gw * x_hat).mean(2, true);
+    grad_input = dx.mul_(r).view(input.sizes()).to(input.scalar_type());
+  }
+  const c10::ScalarType affine_type = present(weight) ? weight->scalar_type() : input.scalar_type();
+  if (output_mask[1]) grad_weight = (g * x_hat.view({n, c, hw})).sum({0, 2}).to(affine_type);
+  if (output_mask[2]) grad_bias = g.sum({0, 2}).to(affine_type);
+  return {grad_input, grad_weight, grad_bias};
+}
+
 // ---- batch_norm -----------------------------------------------------------------------------
 
 // The dimensions batch_norm reduces over (all but the channel dimension 1), and the shape that
@@ -210,6 +242,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
   m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));

@@ -1,7 +1,8 @@
-// Max pooling with indices and average pooling (1-d through the 2-d ops, as PyTorch routes them)
-// and their backward: the windows are gathered with the sliding-window index map shared with
-// convolution and reduced with max (NaN wins, the first of equal maxima wins, as on the CPU) or a
-// sum over the CPU's divisor; the backward scatters gradients back with scatter_add / index_add.
+// Max pooling with indices, average pooling and adaptive max/average pooling (1-d through the
+// 2-d ops, as PyTorch routes them) and their backward: the windows are gathered with the
+// sliding-window index map shared with convolution and reduced with max (NaN wins, the first of
+// equal maxima wins, as on the CPU) or a sum over the CPU's divisor; the backward scatters
+// gradients back with scatter_add / index_add.
 #include <ATen/Dispatch.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
@@ -86,16 +87,20 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tenso
   return {out, indices};
 }
 
-at::Tensor pool_max_2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                            at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                            at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-                                            const at::Tensor& indices) {
+// Gradients go back to the positions the indices name (flat within each plane), summed.
+at::Tensor pool_max_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
   if (self.numel() == 0) return at::zeros_like(self);
   const int64_t plane = self.size(-2) * self.size(-1);
   const int64_t planes = self.numel() / plane;
   at::Tensor grad = at::zeros({planes, plane}, grad_output.options());
   grad.scatter_add_(1, indices.reshape({planes, -1}), grad_output.reshape({planes, -1}));
   return grad.view(self.sizes());
+}
+
+at::Tensor pool_max_2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                                at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                                bool ceil_mode, const at::Tensor& indices) {
+  return pool_max_backward(grad_output, self, indices);
 }
 
 at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
@@ -257,6 +262,44 @@ at::Tensor& adaptive_avg_pool2d_backward_out(const at::Tensor& grad_output, cons
   return assign_out(out, adaptive_avg_pool2d_backward(grad_output, self));
 }
 
+// adaptive_max_pool2d: the same cells; positions outside a cell read as -inf, so they never win
+// (a cell's first position is always inside it, and the first of equal maxima wins).
+std::tuple<at::Tensor, at::Tensor> pool_adaptive_max_2d(const at::Tensor& self, at::IntArrayRef output_size) {
+  TORCH_CHECK(output_size.size() == 2, "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: ",
+              self.sizes());
+  for (int64_t d = 1; d < self.dim(); ++d)
+    TORCH_CHECK(self.size(d) > 0, "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch ",
+                "dimensions, but input has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  check_dtype("adaptive_max_pool2d", self.scalar_type(), Dtypes::Floating);
+  const int64_t out_h = output_size[0], out_w = output_size[1];
+  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.append({out_h, out_w});
+  if (self.numel() == 0 || out_h == 0 || out_w == 0)
+    return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
+  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
+  auto [index, mask, area] = adaptive_windows(height, width, out_h, out_w, self.options().dtype(c10::kLong));
+  at::Tensor windows = self.reshape({planes, -1}).index_select(1, index.reshape({-1})).view(
+      {planes, index.size(0), index.size(1)});
+  windows.masked_fill_(mask.logical_not(), -std::numeric_limits<double>::infinity());
+  auto [values, which] = windows.max(1);
+  at::Tensor indices = index.unsqueeze(0).expand({planes, -1, -1}).gather(1, which.unsqueeze(1)).squeeze(1);
+  return {values.view(shape), indices.view(shape)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                                             at::Tensor& out, at::Tensor& indices) {
+  auto [v, i] = pool_adaptive_max_2d(self, output_size);
+  assign_out(out, v);
+  assign_out(indices, i);
+  return {out, indices};
+}
+
+at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  return assign_out(grad_input, pool_max_backward(grad_output, self, indices));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -272,6 +315,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
   m.impl("_adaptive_avg_pool2d_backward.out", TORCH_FN(adaptive_avg_pool2d_backward_out));
   m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
+  m.impl("adaptive_max_pool2d", TORCH_FN(pool_adaptive_max_2d));
+  m.impl("adaptive_max_pool2d.out", TORCH_FN(adaptive_max_pool2d_out));
+  m.impl("adaptive_max_pool2d_backward", TORCH_FN(pool_max_backward));
+  m.impl("adaptive_max_pool2d_backward.grad_input", TORCH_FN(adaptive_max_pool2d_backward_out));
 }
 
 }  // namespace drawbridge::ops
