@@ -120,3 +120,52 @@ def test_group_norm(native_only, groups):
 def test_addbmm(native_only):
     check_against_cpu(lambda s, a, b: torch.addbmm(s, a, b, beta=0.5, alpha=2), (3, 5), (4, 3, 6), (4, 6, 5),
                       rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding_bag(native_only, mode, padding_idx):
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 2, 2])
+    offsets = torch.tensor([0, 4, 4, 8])  # the second bag is empty; the last holds only padding (when set)
+    check_against_cpu(lambda w: F.embedding_bag(indices.to(w.device), w, offsets.to(w.device), mode=mode,
+                                                padding_idx=padding_idx), (10, 3))
+    closed = torch.tensor([0, 4, 4, 8, 10])  # include_last_offset: the last offset is len(indices)
+    check_against_cpu(lambda w: F.embedding_bag(indices.to(w.device), w, closed.to(w.device), mode=mode,
+                                                include_last_offset=True), (10, 3))
+
+
+def test_embedding_bag_per_sample_weights_and_2d_input(native_only):
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    check_against_cpu(lambda w, p: F.embedding_bag(indices.to(w.device), w, torch.tensor([0, 3]).to(w.device),
+                                                   per_sample_weights=p, mode="sum"), (10, 3), (8,))
+    check_against_cpu(lambda w: F.embedding_bag(indices.view(2, 4).to(w.device), w, mode="mean"), (10, 3))
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count(native_only):
+    # The documented rule (CUDA's): each index's gradient is divided by how often it occurs in the
+    # batch. (The CPU kernel of torch 2.13 scales some positions by another index's count.)
+    indices = torch.tensor([[1, 2, 4, 5], [4, 3, 2, 9]], device="ocl")
+    w = torch.randn(10, 3, device="ocl", requires_grad=True)
+    F.embedding_bag(indices, w, mode="mean", scale_grad_by_freq=True).sum().backward()
+    expected = torch.zeros(10)
+    expected[[1, 5, 3, 9]] = 0.25
+    expected[[2, 4]] = 0.25  # twice, each 0.25 / 2
+    torch.testing.assert_close(w.grad[:, 0].cpu(), expected)
+
+
+def test_embedding_max_norm_renormalises_in_place(native_only):
+    weight = torch.randn(10, 4) * 3
+    indices = torch.tensor([[1, 2, 2], [7, 1, 0]])
+    on_ocl = weight.to("ocl")
+    got = F.embedding(indices.to("ocl"), on_ocl, max_norm=1.5)
+    expected = F.embedding(indices, weight, max_norm=1.5)
+    torch.testing.assert_close(got.cpu(), expected)
+    torch.testing.assert_close(on_ocl.cpu(), weight)  # the CPU's weight was renormalised in place too
+
+
+@pytest.mark.parametrize("p,reduction", [(1, "mean"), (2, "sum"), (1, "none")])
+def test_multi_margin_loss(native_only, p, reduction):
+    target = torch.tensor([1, 0, 4, 4])
+    check_against_cpu(lambda x, w: F.multi_margin_loss(x, target.to(x.device), p=p, margin=0.7, weight=w.abs(),
+                                                       reduction=reduction), (4, 5), (5,))
+    check_against_cpu(lambda x: F.multi_margin_loss(x, target[:1].to(x.device), reduction=reduction), (1, 5))

@@ -1,6 +1,6 @@
 // Loss functions and their backward, composed of native kernels: nll_loss (1-d/2-d and the 2d
-// image form), mse_loss, smooth_l1_loss, huber_loss and binary_cross_entropy. The formulas and
-// the checks are the CPU's; reduction is 0 (none), 1 (mean) or 2 (sum).
+// image form), mse_loss, smooth_l1_loss, huber_loss, binary_cross_entropy and multi_margin_loss.
+// The formulas and the checks are the CPU's; reduction is 0 (none), 1 (mean) or 2 (sum).
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -260,6 +260,76 @@ at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at
   return binary_cross_entropy_backward_out(grad_output, self, target, weight, reduction, grad_input);
 }
 
+// ---- multi_margin_loss ----------------------------------------------------------------------
+
+// Per sample, over the classes d other than the target t: max(0, margin - x[t] + x[d])^p, times
+// weight[t], divided by the number of classes.
+struct MarginTerms {
+  at::Tensor x;       // (N, C) in the compute type
+  at::Tensor target;  // (N, 1)
+  at::Tensor z;       // margin - x[t] + x[d]
+  at::Tensor active;  // z > 0 and d != t, as 0/1
+  at::Tensor class_weight;  // (N, 1) weight[t], or undefined
+};
+
+MarginTerms margin_terms(const at::Tensor& self, const at::Tensor& target, const c10::Scalar& p,
+                         const c10::Scalar& margin, const std::optional<at::Tensor>& weight) {
+  check_dtype("multi_margin_loss", self.scalar_type(), Dtypes::Floating);
+  TORCH_CHECK(p.toDouble() == 1 || p.toDouble() == 2, "only p == 1 and p == 2 supported");
+  TORCH_CHECK((self.dim() == 1 && target.dim() <= 1) || (self.dim() == 2 && target.dim() == 1),
+              "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", self.sizes());
+  const int64_t classes = self.dim() == 1 ? self.size(0) : self.size(1);
+  const int64_t samples = self.dim() == 1 ? 1 : self.size(0);
+  TORCH_CHECK(target.numel() == samples, "inconsistent target size, expected ", samples, " but got ",
+              target.sizes());
+  const bool weighted = weight && weight->defined();
+  TORCH_CHECK(!weighted || (weight->dim() <= 1 && weight->numel() == classes), "inconsistent weight size, expected ",
+              classes, " but got ", weighted ? weight->sizes() : at::IntArrayRef{});
+  MarginTerms m;
+  m.x = wide(self).reshape({samples, classes});
+  m.target = target.reshape({samples, 1}).to(c10::kLong);
+  m.z = m.x.gather(1, m.target).neg_().add_(margin).add(m.x);
+  at::Tensor other = at::arange(classes, m.target.options()).unsqueeze(0) != m.target;
+  m.active = (m.z > 0).logical_and_(other).to(m.x.scalar_type());
+  if (weighted) m.class_weight = wide(*weight).index_select(0, m.target.reshape({-1})).unsqueeze(1);
+  return m;
+}
+
+at::Tensor margin_loss_multi(const at::Tensor& self, const at::Tensor& target, const c10::Scalar& p,
+                             const c10::Scalar& margin, const std::optional<at::Tensor>& weight, int64_t reduction) {
+  MarginTerms m = margin_terms(self, target, p, margin, weight);
+  at::Tensor h = (p.toDouble() == 1 ? m.z : m.z * m.z).mul_(m.active);
+  if (m.class_weight.defined()) h.mul_(m.class_weight);
+  at::Tensor loss = h.sum(1).div_(m.x.size(1));
+  if (self.dim() == 1 && target.dim() == 0 && reduction == at::Reduction::None) loss = loss.squeeze(0);
+  return reduce_loss(loss, reduction).to(self.scalar_type());
+}
+at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& target, const c10::Scalar& p,
+                                  const c10::Scalar& margin, const std::optional<at::Tensor>& weight,
+                                  int64_t reduction, at::Tensor& out) {
+  return assign_out(out, margin_loss_multi(self, target, p, margin, weight, reduction));
+}
+
+at::Tensor margin_loss_multi_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                      const c10::Scalar& p, const c10::Scalar& margin,
+                                      const std::optional<at::Tensor>& weight, int64_t reduction) {
+  MarginTerms m = margin_terms(self, target, p, margin, weight);
+  const int64_t samples = m.x.size(0), classes = m.x.size(1);
+  at::Tensor g = wide(grad_output).reshape({reduction == at::Reduction::None ? samples : 1, 1}).div(classes);
+  if (reduction == at::Reduction::Mean) g.div_(samples);
+  at::Tensor grad = (p.toDouble() == 1 ? m.active : m.z.mul(2).mul_(m.active)).mul_(g);
+  if (m.class_weight.defined()) grad.mul_(m.class_weight);
+  // The target class receives minus what the other classes received.
+  grad.scatter_add_(1, m.target, grad.sum(1, true).neg_());
+  return grad.view(self.sizes()).to(self.scalar_type());
+}
+at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                           const at::Tensor& target, const c10::Scalar& p, const c10::Scalar& margin,
+                                           const std::optional<at::Tensor>& weight, int64_t reduction,
+                                           at::Tensor& grad_input) {
+  return assign_out(grad_input, margin_loss_multi_backward(grad_output, self, target, p, margin, weight, reduction));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -283,6 +353,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("huber_loss.out", TORCH_FN(huber_loss_out));
   m.impl("huber_loss_backward", TORCH_FN(huber_loss_backward));
   m.impl("huber_loss_backward.out", TORCH_FN(huber_loss_backward_out));
+  m.impl("multi_margin_loss", TORCH_FN(margin_loss_multi));
+  m.impl("multi_margin_loss.out", TORCH_FN(multi_margin_loss_out));
+  m.impl("multi_margin_loss_backward", TORCH_FN(margin_loss_multi_backward));
+  m.impl("multi_margin_loss_backward.grad_input", TORCH_FN(multi_margin_loss_backward_out));
   m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
   m.impl("binary_cross_entropy.out", TORCH_FN(binary_cross_entropy_out));
   m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
