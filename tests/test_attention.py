@@ -1,0 +1,98 @@
+"""scaled_dot_product_attention on ocl: the fused kernel (and the math path where it does not
+apply) against the CPU, forward and backward, and the fused forward's memory."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import drawbridge
+
+
+@pytest.fixture
+def native_only():
+    drawbridge.set_fallback_mode("error")
+    yield
+    drawbridge.set_fallback_mode("silent")
+
+
+def run(device, q, k, v, **kw):
+    inputs = [t.detach().to(device).requires_grad_() for t in (q, k, v)]
+    mask = kw.pop("attn_mask", None)
+    out = F.scaled_dot_product_attention(*inputs, attn_mask=None if mask is None else mask.to(device), **kw)
+    upstream = torch.randn(out.shape, generator=torch.Generator().manual_seed(1)).to(device, out.dtype)
+    grads = torch.autograd.grad(out, inputs, upstream)
+    return out, grads
+
+
+def fully_masked_row_mask():
+    mask = torch.rand(5, 6, generator=torch.Generator().manual_seed(2)) > 0.4
+    mask[1] = False  # attends to nothing: zeros, as PyTorch's math path gives
+    return mask
+
+
+CASES = {
+    "plain": ((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6), {}),
+    "causal": ((2, 3, 5, 8), (2, 3, 5, 8), (2, 3, 5, 8), dict(is_causal=True)),
+    "causal_rectangular": ((1, 2, 4, 8), (1, 2, 6, 8), (1, 2, 6, 8), dict(is_causal=True)),
+    "bool_mask": ((2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 8), dict(attn_mask=fully_masked_row_mask())),
+    "float_mask": ((2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 8), dict(attn_mask=torch.randn(3, 5, 6))),
+    "three_dims_scale": ((4, 5, 8), (4, 6, 8), (4, 6, 8), dict(scale=0.3)),
+    "grouped_query_heads": ((2, 4, 5, 8), (2, 2, 6, 8), (2, 2, 6, 8), dict(enable_gqa=True)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matches_cpu(native_only, name):
+    q_shape, k_shape, v_shape, kw = CASES[name]
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(s, generator=g) for s in (q_shape, k_shape, v_shape))
+    expected, expected_grads = run("cpu", q, k, v, **dict(kw))
+    got, grads = run("ocl", q, k, v, **dict(kw))
+    fused = "enable_gqa" not in kw  # grouped-query heads take the math path
+    assert ("FusedAttentionOverrideable" in got.grad_fn.name()) == fused
+    torch.testing.assert_close(got.cpu(), expected, rtol=1e-5, atol=1e-5)
+    for a, b in zip(grads, expected_grads):
+        torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_matches_cpu(native_only, dtype):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 9, 16, generator=g).to(dtype) for _ in range(3))
+    # Computed in float32 and rounded once: the float32 result of the same inputs, rounded.
+    expected, _ = run("cpu", q.float(), k.float(), v.float(), is_causal=True)
+    got, grads = run("ocl", q, k, v, is_causal=True)
+    assert got.dtype == dtype and all(t.dtype == dtype for t in grads)
+    torch.testing.assert_close(got.cpu(), expected.to(dtype))
+
+
+def test_dropout_takes_the_math_path_and_drops(native_only):
+    q = torch.randn(1, 1, 8, 4, device="ocl")
+    out = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    assert "FusedAttentionOverrideable" not in str(out.grad_fn)
+    assert out.shape == q.shape
+
+
+def test_fused_forward_does_not_store_the_score_matrix():
+    length, dim = 4096, 32
+    q, k, v = (torch.randn(1, 1, length, dim, device="ocl") for _ in range(3))
+    torch.ocl.synchronize()
+    torch.ocl.reset_peak_memory_stats()
+    before = torch.ocl.memory_allocated()
+    with torch.no_grad():
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.ocl.synchronize()
+    extra = torch.ocl.max_memory_allocated() - before
+    assert extra < length * length * 4 / 8, f"{extra} bytes: the {length}x{length} scores were stored"
+    expected = F.scaled_dot_product_attention(q.cpu()[..., :64, :], k.cpu()[..., :64, :], v.cpu()[..., :64, :],
+                                              is_causal=True)
+    torch.testing.assert_close(out.cpu()[..., :64, :], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_masks_raise():
+    q = torch.randn(2, 2, 3, 4, device="ocl")
+    with pytest.raises(RuntimeError, match="attn_mask dtype"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(3, 3, dtype=torch.int64, device="ocl"))
+    with pytest.raises(RuntimeError):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(3, 5, device="ocl"))
+    with pytest.raises(RuntimeError):
+        F.scaled_dot_product_attention(q, q[..., :3], q)  # head dims of q and k differ
