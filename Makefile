@@ -53,6 +53,8 @@ bench: install
 	$(PY) bench/op_overhead.py
 	$(PY) bench/pointwise_reduce.py
 	$(PY) bench/gemm.py
+	$(PY) bench/conv_layer.py
+	$(PY) bench/train_step.py
 
 clean:
 	rm -rf build *.egg-info
