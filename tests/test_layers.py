@@ -170,3 +170,38 @@ def test_multi_margin_loss(native_only, p, reduction):
     check_against_cpu(lambda x: F.multi_margin_loss(x, target.to(x.device), p=p, margin=0.7,
                                                     weight=weight.to(x.device), reduction=reduction), (4, 5))
     check_against_cpu(lambda x: F.multi_margin_loss(x, target[:1].to(x.device), reduction=reduction), (1, 5))
+
+
+BAD_INPUTS = {
+    "mm": lambda d: torch.randn(3, 4, device=d) @ torch.randn(5, 6, device=d),
+    "bmm": lambda d: torch.bmm(torch.randn(2, 3, 4, device=d), torch.randn(3, 4, 5, device=d)),
+    "linear": lambda d: F.linear(torch.randn(3, 4, device=d), torch.randn(5, 6, device=d)),
+    "conv_channels": lambda d: F.conv2d(torch.randn(1, 3, 8, 8, device=d), torch.randn(4, 2, 3, 3, device=d)),
+    "conv_kernel_too_big": lambda d: F.conv2d(torch.randn(1, 3, 2, 2, device=d), torch.randn(4, 3, 3, 3, device=d)),
+    "cross_entropy_batch": lambda d: F.cross_entropy(torch.randn(4, 5, device=d), torch.zeros(3, dtype=torch.long,
+                                                                                           device=d)),
+    "nll_target_dtype": lambda d: F.nll_loss(torch.randn(4, 5, device=d), torch.zeros(4, device=d)),
+    "mse_shapes": lambda d: F.mse_loss(torch.randn(4, 5, device=d), torch.randn(3, 5, device=d)),
+    "sdpa_head_dims": lambda d: F.scaled_dot_product_attention(
+        torch.randn(2, 2, 3, 4, device=d), torch.randn(2, 2, 3, 5, device=d), torch.randn(2, 2, 3, 4, device=d)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size")
+@pytest.mark.parametrize("name", BAD_INPUTS)
+def test_bad_input_raises_what_the_cpu_raises(name):
+    with pytest.raises(Exception) as on_cpu:
+        BAD_INPUTS[name]("cpu")
+    with pytest.raises(type(on_cpu.value)) as on_ocl:
+        BAD_INPUTS[name]("ocl")
+    assert str(on_ocl.value).split("\n")[0] == str(on_cpu.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("loss", [F.cross_entropy, F.nll_loss])
+def test_out_of_range_class_raises_and_corrupts_nothing(loss):
+    logits = torch.randn(4, 5, device="ocl")
+    before = logits.cpu()
+    with pytest.raises(IndexError):
+        loss(logits, torch.tensor([0, 1, 7, -3], device="ocl")).item()
+    assert torch.equal(logits.cpu(), before)
+    assert loss(logits, torch.tensor([0, 1, 4, 3], device="ocl")).isfinite().item()  # still usable

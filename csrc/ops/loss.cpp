@@ -34,7 +34,7 @@ struct NllTerms {
 NllTerms nll_terms(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight,
                    int64_t ignore_index) {
   TORCH_CHECK(target.scalar_type() == c10::kLong || target.scalar_type() == c10::kByte,
-              "expected scalar type Long but found ", target.scalar_type());
+              "expected target dtype to be Long or Byte, but got ", target.scalar_type());
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const int64_t classes = self.size(class_dim);
   const bool weighted = weight && weight->defined();
