@@ -9,6 +9,14 @@ positions of equal elements returned in another order by an op that leaves it un
 unstable sort, a selection) when they select equal elements; and a floating result that agrees
 with the op computed in float64 on the CPU (where the CPU's float32 kernel is the less accurate).
 
+The "backward" column compares float32 gradients: each sample's tensors that require grad become
+leaves on the CPU and on ocl, the op's differentiable outputs get the same upstream gradients
+(drawn once on the CPU), and the gradients of every leaf must match the CPU's, None where the
+CPU's is None; the forward and backward kernels must both be native. Gradients that differ from
+the CPU's pass when they agree with the CPU's float64 gradients, or when they are no farther from
+those than CPU_ERROR_FACTOR times the CPU's float32 ones. Samples whose backward fails on the
+CPU are left out; entries without autograd or with random results are skips.
+
     python tests/opinfo/harness.py --out report.json [--ops add,mul] [--markdown docs/ops.md]
     python tests/opinfo/harness.py --from-report report.json --markdown docs/ops.md
 """
@@ -23,6 +31,9 @@ import tempfile
 import time
 
 DTYPES = ["float32", "float16", "bfloat16", "int64", "bool"]
+# float32 gradients, compared with the CPU's: a column of the report beside the dtypes.
+BACKWARD = "backward"
+COLUMNS = DTYPES + [BACKWARD]
 MAX_SAMPLES = 6
 # float32 kernels use OpenCL's math library, whose functions are within a few ulp, not
 # correctly rounded: allow 1e-5 relative error (torch.testing's default is 1.3e-6).
@@ -34,9 +45,17 @@ def op_key(op) -> str:
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
 
 
-# Results that are random or uninitialised: compared by shape, dtype and device only.
+# Results that are random or uninitialised: compared by shape, dtype and device only (and their
+# gradients not at all).
 UNCHECKED_VALUES = ("empty", "rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
                     "exponential", "geometric", "log_normal", "cauchy")
+# Entries whose names contain one of those words but whose results are deterministic.
+CHECKED_VALUES = ("nn.functional.normalize", "masked.normalize", "__rand__", "signal.windows.exponential",
+                  "native_dropout_backward", "nn.functional.feature_alpha_dropout.without_train")
+
+
+def values_checked(op) -> bool:
+    return op_key(op) in CHECKED_VALUES or not any(w in op.name for w in UNCHECKED_VALUES)
 
 
 def to_ocl(x, key=None):
@@ -190,7 +209,7 @@ def run_one(op, dtype_name) -> tuple[str, str]:
             torch.manual_seed(0)
             actual = op(inp, *args, **kwargs)
             try:
-                compare(actual, expected, dtype_name, values=not any(w in op.name for w in UNCHECKED_VALUES))
+                compare(actual, expected, dtype_name, values=values_checked(op))
             except AssertionError:
                 if not (same_selection(op.name, sample, actual, expected)
                         or matches_float64_reference(op, sample, actual, expected, dtype_name)):
@@ -203,6 +222,192 @@ def run_one(op, dtype_name) -> tuple[str, str]:
         except Exception as e:
             return "fail", f"{type(e).__name__}: {e}"[:400]
     return ("pass", f"{ran} samples") if ran else ("skip", "CPU rejected every sample")
+
+
+def fallback_or_fail(e: Exception) -> tuple[str, str]:
+    if isinstance(e, NotImplementedError) and "DRAWBRIDGE_FALLBACK=error" in str(e):
+        return "fallback", str(e).split("'")[1] if "'" in str(e) else str(e)[:200]
+    return "fail", f"{type(e).__name__}: {e}"[:400]
+
+
+def map_tensors(x, fn, memo, device=None, key=None):
+    """Rebuilds a sample's structure with fn applied to each tensor (one result per tensor object,
+    so an argument passed twice stays one tensor) and device= arguments pointing at device."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        if id(x) not in memo:
+            memo[id(x)] = fn(x)
+        return memo[id(x)]
+    if key == "device" and device is not None and isinstance(x, (str, torch.device)):
+        return torch.device(device)
+    if isinstance(x, (list, tuple)):
+        return type(x)(map_tensors(v, fn, memo, device) for v in x)
+    if isinstance(x, dict):
+        return {k: map_tensors(v, fn, memo, device, k) for k, v in x.items()}
+    return x
+
+
+def grad_leaves(x, out):
+    """The tensors of a rebuilt sample that require grad, in order, each once."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        if x.requires_grad and not any(x is t for t in out):
+            out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            grad_leaves(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            grad_leaves(v, out)
+    return out
+
+
+def differentiable_outputs(result):
+    import torch
+
+    if isinstance(result, torch.Tensor):
+        return [result] if result.requires_grad and (result.is_floating_point() or result.is_complex()) else []
+    if isinstance(result, (list, tuple)):
+        return [t for r in result for t in differentiable_outputs(r)]
+    return []
+
+
+def sample_grads(op, sample, leaf, upstream=None, device=None):
+    """Runs the op on the sample with every tensor rebuilt by leaf() (a fresh leaf that requires
+    grad where the sample's tensor did) and returns (gradients of every such leaf, the upstream
+    gradients used): deterministic random ones when upstream is None, else upstream's, moved."""
+    import torch
+
+    memo = {}
+    inp, args, kwargs = (map_tensors(v, leaf, memo, device) for v in (sample.input, sample.args, sample.kwargs))
+    leaves = grad_leaves([inp, args, kwargs], [])
+    torch.manual_seed(0)
+    result = op.gradcheck_wrapper(op.get_op(), inp, *args, **kwargs)
+    outs = differentiable_outputs(sample.output_process_fn_grad(result))
+    if not leaves or not outs:
+        return None, None
+    if upstream is None:
+        gen = torch.Generator().manual_seed(0)
+        upstream = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs]
+    assert len(upstream) == len(outs), f"{len(outs)} differentiable outputs, the CPU had {len(upstream)}"
+    grads = torch.autograd.grad(outs, leaves, [u.to(o.device, o.dtype) for u, o in zip(upstream, outs)],
+                                allow_unused=True)
+    return grads, upstream
+
+
+def compare_grads(actual, expected) -> None:
+    assert len(actual) == len(expected), f"{len(actual)} gradients, expected {len(expected)}"
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        assert (a is None) == (e is None), f"gradient {i}: {'None' if a is None else 'a tensor'}, expected " + (
+            "None" if e is None else "a tensor")
+        if e is not None:
+            compare(a, e, "float32")
+
+
+# Gradients chain several kernels and reductions, whose rounding an ill-conditioned backward
+# formula amplifies (logcumsumexp's): where both backends are off the float64 gradient, ocl passes
+# when it is no farther from it than this many times the CPU's float32 gradient is.
+CPU_ERROR_FACTOR = 4
+
+
+def within_cpu_error(actual, expected, reference) -> bool:
+    """True when every ocl gradient is as close to the float64 one as the CPU's (up to
+    CPU_ERROR_FACTOR), with NaN and infinities at the same places."""
+    import torch
+
+    for a, e, r in zip(actual, expected, reference):
+        if e is None:
+            continue
+        a, e = a.cpu().double(), e.double()
+        if a.shape != e.shape:
+            return False
+        finite = e.isfinite() & r.isfinite()
+        if not torch.equal(a.isfinite(), e.isfinite()) or not torch.equal(a[~a.isfinite()].nan_to_num(),
+                                                                          e[~e.isfinite()].nan_to_num()):
+            return False
+        if finite.any():
+            ocl_error = (a[finite] - r[finite]).abs().max().item()
+            cpu_error = (e[finite] - r[finite]).abs().max().item()
+            if not ocl_error <= CPU_ERROR_FACTOR * cpu_error:
+                return False
+    return True
+
+
+def float64_grads_agreement(op, sample, actual, expected, upstream) -> str:
+    """How ocl's gradients agree with the CPU's computed in float64: "float64" (rounded to float32,
+    within the tolerance), "cpu error" (within_cpu_error), or "" (they do not)."""
+    def float64_leaf(t):
+        if not t.is_floating_point():
+            return t.detach()
+        return t.detach().double().requires_grad_(t.requires_grad)
+
+    try:
+        reference, _ = sample_grads(op, sample, float64_leaf, upstream)
+        assert len(reference) == len(expected)
+    except Exception:
+        return ""
+    try:
+        compare_grads(actual, [r.to(e.dtype) if e is not None and r is not None else r
+                               for r, e in zip(reference, expected)])
+        return "float64"
+    except Exception:
+        pass
+    try:
+        return "cpu error" if within_cpu_error(actual, expected, reference) else ""
+    except Exception:
+        return ""
+
+
+def run_backward(op) -> tuple[str, str]:
+    """float32 gradients on ocl against the CPU's: (status, detail) as run_one's. A sample whose
+    backward fails on the CPU is left out; an entry with none left is a skip."""
+    import torch
+
+    if not op.supports_autograd:
+        return "skip", "no autograd"
+    if torch.float32 not in op.supported_dtypes("cpu"):
+        return "skip", "dtype not supported on CPU"
+    if not values_checked(op):
+        return "skip", "random values"
+    try:
+        samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=True))[:MAX_SAMPLES]
+    except Exception as e:
+        return "skip", f"samples: {e!r}"[:300]
+
+    def cpu_leaf(t):
+        return t.detach().requires_grad_(t.requires_grad)
+
+    def ocl_leaf(t):
+        return to_ocl(t).requires_grad_(t.requires_grad)
+
+    ran, loose = 0, 0
+    for sample in samples:
+        try:
+            expected, upstream = sample_grads(op, sample, cpu_leaf)
+        except Exception:
+            continue  # the CPU cannot run this sample's backward either
+        if expected is None:
+            continue  # nothing differentiable
+        try:
+            actual, _ = sample_grads(op, sample, ocl_leaf, upstream, "ocl")
+            assert actual is not None, "no differentiable output on ocl"
+            try:
+                compare_grads(actual, expected)
+            except AssertionError:
+                agreement = float64_grads_agreement(op, sample, actual, expected, upstream)
+                if not agreement:
+                    raise
+                loose += agreement == "cpu error"
+            ran += 1
+        except AssertionError as e:
+            return "fail", f"AssertionError: {e}"[:400]
+        except Exception as e:
+            return fallback_or_fail(e)
+    if not ran:
+        return "skip", "no sample whose backward runs on the CPU"
+    return "pass", f"{ran} samples" + (f" ({loose} within {CPU_ERROR_FACTOR}x the CPU's error)" if loose else "")
 
 
 def child(names: list[str], out_path: str) -> None:
@@ -221,8 +426,11 @@ def child(names: list[str], out_path: str) -> None:
         for name in names:
             out.write(json.dumps({"op": name, "started": True}) + "\n")
             out.flush()
-            for dtype_name in DTYPES:
-                status, detail = run_one(ops[name], dtype_name)
+            for dtype_name in COLUMNS:
+                if dtype_name == BACKWARD:
+                    status, detail = run_backward(ops[name])
+                else:
+                    status, detail = run_one(ops[name], dtype_name)
                 out.write(json.dumps({"op": name, "dtype": dtype_name, "status": status, "detail": detail}) + "\n")
                 out.flush()
 
@@ -255,13 +463,13 @@ def run(names: list[str], workers: int = 1, chunk: int = 60) -> dict:
                         started.append(rec["op"])
                     else:
                         results.setdefault(rec["op"], {})[rec["dtype"]] = [rec["status"], rec["detail"]]
-                        if len(results[rec["op"]]) == len(DTYPES):
+                        if len(results[rec["op"]]) == len(COLUMNS):
                             done.add(rec["op"])
             if proc.returncode == 0:
                 break
             # The child died inside the last op it started: record a crash and go on after it.
             crashed = started[-1] if started else batch[0]
-            for dtype_name in DTYPES:
+            for dtype_name in COLUMNS:
                 results.setdefault(crashed, {}).setdefault(
                     dtype_name, ["crash", f"child exited with {proc.returncode}: {proc.stderr[-300:]}"])
             batch = batch[batch.index(crashed) + 1:]
@@ -269,39 +477,69 @@ def run(names: list[str], workers: int = 1, chunk: int = 60) -> dict:
 
 
 def summarize(results: dict) -> dict:
-    counts = {d: {} for d in DTYPES}
+    counts = {d: {} for d in COLUMNS}
     for per_dtype in results.values():
         for d, (status, _) in per_dtype.items():
+            counts.setdefault(d, {})
             counts[d][status] = counts[d].get(status, 0) + 1
     return counts
 
 
+def missing_operators(results: dict) -> list[tuple[str, int, int]]:
+    """(operator, float32 entries it blocks forward, backward) for each operator named by a
+    fallback, most blocking first."""
+    blocked: dict = {}
+    for per in results.values():
+        for i, column in enumerate(("float32", BACKWARD)):
+            status, detail = per.get(column, ["", ""])
+            if status == "fallback":
+                blocked.setdefault(detail, [0, 0])[i] += 1
+    return sorted(((k, f, b) for k, (f, b) in blocked.items()), key=lambda r: (-(r[1] + r[2]), -r[2], r[0]))
+
+
+def cell_detail(per: dict, column: str) -> str:
+    status, detail = per.get(column, ["", ""])
+    detail = detail if status in ("fallback", "fail", "crash") else ""
+    return detail.replace("|", "\\|").replace("\n", " ")[:120]
+
+
 def markdown(results: dict) -> str:
     counts = summarize(results)
+    statuses = ["pass", "fallback", "fail", "crash", "skip"]
+    columns = ["float32", BACKWARD] + DTYPES[1:]
     lines = [
         "# Operator coverage",
         "",
         "Generated by `tests/opinfo/harness.py` from PyTorch's OpInfo database (`op_db`): each entry's",
         "sample inputs run on ocl with `DRAWBRIDGE_FALLBACK=error` and are compared with the CPU.",
         "**pass**: every sample matched, natively. **fallback**: the op needs an operator that has no",
-        "native kernel yet (named in the last column); on a user's machine it runs through the CPU",
+        "native kernel yet (named in the last columns); on a user's machine it runs through the CPU",
         "fallback. **fail**: wrong result or error. **skip**: the CPU does not support the dtype.",
         "",
-        "| dtype | " + " | ".join(["pass", "fallback", "fail", "crash", "skip"]) + " |",
+        "**backward**: the float32 gradients of every sample input that requires grad, for upstream",
+        "gradients drawn once on the CPU, compared with the CPU's (forward and backward both native).",
+        "An entry without autograd, with random results, or whose backward fails on the CPU is a skip.",
+        "",
+        "| dtype | " + " | ".join(statuses) + " |",
         "|---|---|---|---|---|---|",
     ]
-    for d in DTYPES:
-        c = counts[d]
-        lines.append(f"| {d} | " + " | ".join(str(c.get(s, 0)) for s in ["pass", "fallback", "fail", "crash", "skip"]) + " |")
-    lines += ["", "| OpInfo entry | " + " | ".join(DTYPES) + " | first missing operator or failure (float32) |",
-              "|---|" + "---|" * (len(DTYPES) + 1)]
+    for d in columns:
+        c = counts.get(d, {})
+        label = "float32 backward" if d == BACKWARD else d
+        lines.append(f"| {label} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
+    missing = missing_operators(results)
+    lines += ["", "Operators without a native kernel, by the number of float32 entries they block "
+              "(the first missing operator of each entry):", "",
+              "| operator | forward | backward |", "|---|---|---|"]
+    lines += [f"| `{k}` | {f} | {b} |" for k, f, b in missing]
+    lines += ["", "| OpInfo entry | " + " | ".join(columns)
+              + " | first missing operator or failure (float32) | (backward) |",
+              "|---|" + "---|" * (len(columns) + 2)]
     for name in sorted(results):
         per = results[name]
-        cells = [per.get(d, ["?", ""])[0] for d in DTYPES]
-        note = per.get("float32", ["", ""])
-        detail = note[1] if note[0] in ("fallback", "fail", "crash") else ""
-        detail = detail.replace("|", "\\|").replace("\n", " ")[:120]
-        lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {detail} |")
+        cells = [per.get(d, ["?", ""])[0] for d in columns]
+        lines.append(f"| `{name}` | " + " | ".join(cells)
+                     + f" | {cell_detail(per, 'float32')} | {cell_detail(per, BACKWARD)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -314,8 +552,11 @@ def main() -> None:
     parser.add_argument("--from-report", help="only render --markdown from an existing report")
     args = parser.parse_args()
     if args.from_report:
-        with open(args.markdown, "w") as f:
-            f.write(markdown(json.load(open(args.from_report))["results"]))
+        results = json.load(open(args.from_report))["results"]
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(markdown(results))
+        print(json.dumps(summarize(results), indent=1))
         return
     names = [n for n in args.ops.split(",") if n]
     if args.child:
