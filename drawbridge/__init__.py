@@ -11,6 +11,7 @@ torch.utils.rename_privateuse1_backend("ocl")
 from . import _C  # noqa: E402  (registers allocator, guard, hooks, kernels and fallback)
 from . import ocl as _ocl  # noqa: E402
 from . import _module_ties  # noqa: E402
+from . import _autograd_exit  # noqa: E402
 
 torch._register_device_module("ocl", _ocl)
 torch.utils.generate_methods_for_privateuse1_backend(
@@ -18,6 +19,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
 )
 
 _module_ties.install()
+_autograd_exit.install()
 
 __version__ = "0.1.0"
 
