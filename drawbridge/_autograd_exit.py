@@ -10,10 +10,13 @@ worker busy longer.
 
 At exit, before finalization, we run one tiny backward on ocl straight through the engine,
 without stashing anything. The worker handles graph tasks in order, so once it returns the
-earlier task has been released; this one holds no Python object, so releasing it needs no GIL.
+earlier task has been released. The tensors of this last task are kept alive for good (three
+0-d tensors): were their Python objects freed first, the worker's release of the task would
+have to take the GIL to free them, which is the same race again.
 """
 
 import atexit
+import ctypes
 
 import torch
 
@@ -26,9 +29,12 @@ def _drain_autograd_worker() -> None:
     try:
         x = torch.zeros((), device="ocl", requires_grad=True)
         y = x * 1
-        torch.autograd.Variable._execution_engine.run_backward(
-            (y,), (torch.ones((), device="ocl"),), False, False, (x,), True, False
-        )
+        seed = torch.ones((), device="ocl")
+        for t in (x, y, seed):
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(t))
+        # Accumulating into x.grad returns nothing: a returned gradient would be one more Python
+        # object whose release the worker's copy outlives.
+        torch.autograd.Variable._execution_engine.run_backward((y,), (seed,), False, False, (), True, True)
     except Exception:  # a broken device at exit must not turn into a second error
         pass
 
