@@ -96,3 +96,5 @@ def test_bad_masks_raise():
         F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(3, 5, device="ocl"))
     with pytest.raises(RuntimeError):
         F.scaled_dot_product_attention(q, q[..., :3], q)  # head dims of q and k differ
+    with pytest.raises(RuntimeError, match="same device"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(3, 3, dtype=torch.bool))

@@ -4,14 +4,15 @@
 // composition of native ops PyTorch then runs.
 //
 // The fused forward (cl/attention.cl) never stores the L x S score matrix and returns each row's
-// logsumexp; the backward recomputes the probabilities from it, exp(q k^T scale + bias - lse),
-// with native matrix products in float32, as flash attention's backward does without its tiling.
+// logsumexp; the backward recomputes the probabilities, softmax(q k^T scale + bias), with native
+// matrix products in float32 (it stores L x S per head: flash attention's backward without tiling).
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/_safe_softmax.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
@@ -34,13 +35,15 @@ bool fused_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
   const c10::ScalarType type = q.scalar_type();
   if (type != c10::kFloat && type != c10::kHalf && type != c10::kBFloat16) return false;
   if (k.scalar_type() != type || v.scalar_type() != type) return false;
+  // Anything on another device takes the math path, whose first op raises the device mismatch.
+  if (k.device() != q.device() || v.device() != q.device()) return false;
   if (q.sizes().slice(0, q.dim() - 2) != k.sizes().slice(0, k.dim() - 2) ||
       q.sizes().slice(0, q.dim() - 2) != v.sizes().slice(0, v.dim() - 2))
     return false;  // grouped-query heads or broadcast batches: the math path expands them
   if (q.size(-1) != k.size(-1) || k.size(-2) != v.size(-2)) return false;
   if (q.size(-1) > kMaxHeadDim || v.size(-1) > kMaxHeadDim || q.numel() == 0 || k.numel() == 0) return false;
   if (mask && mask->defined()) {
-    if (mask->dim() > 4 || mask->is_nested()) return false;
+    if (mask->dim() > 4 || mask->is_nested() || mask->device() != q.device()) return false;
     if (mask->scalar_type() != c10::kBool && !c10::isFloatingType(mask->scalar_type())) return false;
   }
   return true;
@@ -132,7 +135,7 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
   return {out, lse, none, none, c10::SymInt(q_len), c10::SymInt(kv_len), none, none, at::empty({0}, q.options())};
 }
 
-// The gradients from the probabilities recomputed from the logsumexp, in float32.
+// The gradients from the recomputed probabilities, in float32.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
     const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
@@ -148,12 +151,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   if (is_causal)
     scores.masked_fill_(at::ones({q.size(-2), k.size(-2)}, q.options().dtype(c10::kBool)).triu_(1),
                         -std::numeric_limits<double>::infinity());
-  at::Tensor probs = scores.sub_(logsumexp.unsqueeze(-1)).exp_();
+  // Softmax (rows with no visible key are 0, as in the forward) rather than exp(s - lse): the
+  // logsumexp from the kernel carries its exp/log rounding into every probability.
+  at::Tensor probs = at::_safe_softmax(scores, -1);
   at::Tensor grad_q, grad_k, grad_v, grad_bias;
   if (grad_input_mask[2]) grad_v = at::matmul(probs.transpose(-2, -1), d_out).to(value.scalar_type());
-  // d scores = P * (dO V^T - rowsum(dO * O))
-  at::Tensor row_dot = (d_out * wide(out)).sum(-1, true);
-  at::Tensor d_scores = at::matmul(d_out, v.transpose(-2, -1)).sub_(row_dot).mul_(probs);
+  // d scores = P * (dP - rowsum(P * dP)), dP = dO V^T. (rowsum(P * dP) equals rowsum(dO * O), but
+  // this form is exactly 0 where a row attends to a single key, as the CPU's result is.)
+  at::Tensor d_probs = at::matmul(d_out, v.transpose(-2, -1));
+  at::Tensor d_scores = (d_probs - (probs * d_probs).sum(-1, true)).mul_(probs);
   if (grad_input_mask[0]) grad_q = at::matmul(d_scores, k).mul_(s).to(query.scalar_type());
   if (grad_input_mask[1]) grad_k = at::matmul(d_scores.transpose(-2, -1), q).mul_(s).to(key.scalar_type());
   if (grad_input_mask[3] && attn_bias.defined())

@@ -6,9 +6,11 @@
 // weights, and col2im scatters columns back with index_add. A transposed convolution is the
 // adjoint of the ordinary one whose image is its output, so the three products (correlate, its
 // adjoint, its weight gradient) serve both. unfold/fold (im2col/col2im) are the same two maps.
+#include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include "kernels/pointwise_launcher.h"
 #include "ops/windows.h"
 
 namespace drawbridge::ops {
@@ -85,11 +87,15 @@ at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, co
   return image.contiguous();
 }
 
+// The three products compute in the compute type (float32 for float16/bfloat16) and return it,
+// so that a result (bias included) is rounded once, as on the CPU.
+at::Tensor wide(const at::Tensor& t) { return t.to(kernels::compute_type(t.scalar_type())); }
+
 // (N, O, out...) = weight (O, C/groups, K...) applied to every window of input (N, C, image...).
 at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
   const int64_t n = input.size(0), out_channels = weight.size(0);
-  at::Tensor cols = image_to_columns(input, g, window_map(g, input.size(1), input.options()));
-  at::Tensor out = at::matmul(weight.reshape({1, g.groups, out_channels / g.groups, -1}), cols);
+  at::Tensor cols = image_to_columns(wide(input), g, window_map(g, input.size(1), input.options()));
+  at::Tensor out = at::matmul(wide(weight).reshape({1, g.groups, out_channels / g.groups, -1}), cols);
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
   return out.reshape(shape);
@@ -99,8 +105,8 @@ at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const Co
 at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight, const ConvGeometry& g,
                              int64_t channels) {
   const int64_t n = result.size(0), out_channels = weight.size(0);
-  at::Tensor w = weight.reshape({1, g.groups, out_channels / g.groups, -1});
-  at::Tensor cols = at::matmul(w.transpose(-1, -2), result.reshape({n, g.groups, out_channels / g.groups, -1}));
+  at::Tensor w = wide(weight).reshape({1, g.groups, out_channels / g.groups, -1});
+  at::Tensor cols = at::matmul(w.transpose(-1, -2), wide(result).reshape({n, g.groups, out_channels / g.groups, -1}));
   return columns_to_image(cols, g, window_map(g, channels, result.options()), channels);
 }
 
@@ -108,9 +114,9 @@ at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight,
 at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& result, const at::Tensor& weight,
                                  const ConvGeometry& g) {
   const int64_t n = result.size(0), out_channels = weight.size(0);
-  at::Tensor cols = image_to_columns(image, g, window_map(g, image.size(1), image.options()));
-  at::Tensor r = result.reshape({n, g.groups, out_channels / g.groups, -1});
-  return at::matmul(r, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes());
+  at::Tensor cols = image_to_columns(wide(image), g, window_map(g, image.size(1), image.options()));
+  at::Tensor r = wide(result).reshape({n, g.groups, out_channels / g.groups, -1});
+  return at::matmul(r, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes()).to(weight.scalar_type());
 }
 
 at::Tensor bias_grad(const at::Tensor& grad_output) {
@@ -147,7 +153,11 @@ ConvGeometry transposed_geometry(const at::Tensor& input, const at::Tensor& weig
                 "not positive: ", size);
     image.push_back(size);
   }
-  return geometry(std::move(image), weight, stride, padding, dilation, groups);
+  ConvGeometry g = geometry(std::move(image), weight, stride, padding, dilation, groups);
+  // Windows are the input's positions. With output_padding >= stride the image has room for
+  // more; the extra rows only receive the bias.
+  g.out_size = spatial_sizes(input);
+  return g;
 }
 
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -167,7 +177,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
     bias_shape[1] = out.size(1);
     out.add_(bias->view(bias_shape));
   }
-  return out;
+  return out.to(input.scalar_type());
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
@@ -178,11 +188,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   at::Tensor grad_input, grad_weight, grad_bias;
   if (transposed) {
     ConvGeometry g = transposed_geometry(input, weight, stride, padding, dilation, output_padding, group_count);
-    if (output_mask[0]) grad_input = correlate(grad_output, weight, g);
+    if (output_mask[0]) grad_input = correlate(grad_output, weight, g).to(input.scalar_type());
     if (output_mask[1]) grad_weight = correlate_weight_grad(grad_output, input, weight, g);
   } else {
     ConvGeometry g = geometry(spatial_sizes(input), weight, stride, padding, dilation, group_count);
-    if (output_mask[0]) grad_input = correlate_adjoint(grad_output, weight, g, input.size(1));
+    if (output_mask[0]) grad_input = correlate_adjoint(grad_output, weight, g, input.size(1)).to(input.scalar_type());
     if (output_mask[1]) grad_weight = correlate_weight_grad(input, grad_output, weight, g);
   }
   if (output_mask[2]) grad_bias = bias_grad(grad_output);
@@ -203,12 +213,24 @@ ConvGeometry unfold_geometry(std::vector<int64_t> image, at::IntArrayRef kernel_
   return geometry(std::move(image), kernel_size.vec(), stride.vec(), padding.vec(), dilation.vec(), 1);
 }
 
+// A batch may be empty; the other dims may not (as on the CPU).
+bool empty_batch_only(const at::Tensor& t, int64_t batched_dims) {
+  if (t.dim() != batched_dims) return t.numel() > 0;
+  for (int64_t d = 1; d < t.dim(); ++d)
+    if (t.size(d) == 0) return false;
+  return true;
+}
+
 at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
                   at::IntArrayRef padding, at::IntArrayRef stride) {
-  TORCH_CHECK((self.dim() == 3 || self.dim() == 4) && self.numel() > 0,
-              "Expected non-empty 3D or 4D input tensor, but got input of size ", self.sizes());
+  TORCH_CHECK((self.dim() == 3 || self.dim() == 4) && empty_batch_only(self, 4),
+              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions ",
+              "for input, but got: ", self.sizes());
   at::Tensor batch = self.dim() == 3 ? self.unsqueeze(0) : self;
   ConvGeometry g = unfold_geometry(spatial_sizes(batch), kernel_size, dilation, padding, stride);
+  if (batch.size(0) == 0)
+    return at::empty({0, batch.size(1) * c10::multiply_integers(g.kernel), c10::multiply_integers(g.out_size)},
+                     self.options());
   at::Tensor cols = image_to_columns(batch, g, window_map(g, batch.size(1), batch.options()));
   cols = cols.reshape({batch.size(0), cols.size(2), cols.size(3)});
   return self.dim() == 3 ? cols.squeeze(0) : cols;
@@ -216,8 +238,9 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntAr
 
 at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size,
                   at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
-  TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.numel() > 0,
-              "Expected non-empty 2D or 3D input tensor, but got input of size ", self.sizes());
+  TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && empty_batch_only(self, 3),
+              "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions ",
+              "for input, but got: ", self.sizes());
   TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
   at::Tensor batch = self.dim() == 2 ? self.unsqueeze(0) : self;
   ConvGeometry g = unfold_geometry({output_size[0].expect_int(), output_size[1].expect_int()}, kernel_size, dilation,
@@ -230,7 +253,9 @@ at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size, at::I
               ", expected size of input's dimension 2 to match the calculated number of sliding blocks ",
               c10::multiply_integers(g.out_size), ", but got input.size(2)=", batch.size(2), ".");
   const int64_t channels = batch.size(1) / kernel;
-  at::Tensor image = columns_to_image(batch, g, window_map(g, channels, batch.options()), channels);
+  if (batch.size(0) == 0) return at::empty({0, channels, g.image[0], g.image[1]}, self.options());
+  at::Tensor image =
+      columns_to_image(wide(batch), g, window_map(g, channels, batch.options()), channels).to(self.scalar_type());
   return self.dim() == 2 ? image.squeeze(0) : image;
 }
 

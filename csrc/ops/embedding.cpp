@@ -74,6 +74,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_forward
   at::Tensor bag_size = at::zeros({bags}, index.options()).index_add_(0, bag_of, keep.to(c10::kLong));
   at::Tensor rows = weight.index_select(0, index);
   at::Tensor output, max_indices;
+  // Sums of float16/bfloat16 rows accumulate in float32 and round once, as on the CPU.
+  const c10::ScalarType wide = kernels::compute_type(weight.scalar_type());
   if (mode == kMax) {
     at::Tensor lowest = at::full({}, -std::numeric_limits<double>::infinity(), weight.options());
     at::Tensor candidates = at::where(keep.unsqueeze(1).to(c10::kBool), rows, lowest);
@@ -92,9 +94,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_forward
                                 .view({bags, width}));
     output.masked_fill_(empty, 0);
   } else {
-    at::Tensor scale = weighted ? keep * per_sample_weights->to(weight.scalar_type()) : keep;
-    output = at::zeros({bags, width}, weight.options()).index_add_(0, bag_of, rows * scale.unsqueeze(1));
-    if (mode == kMean) output.div_(bag_size.clamp_min(1).unsqueeze(1).to(weight.scalar_type()));
+    at::Tensor scale = (weighted ? keep * per_sample_weights->to(weight.scalar_type()) : keep).to(wide);
+    output = at::zeros({bags, width}, weight.options().dtype(wide))
+                 .index_add_(0, bag_of, rows.to(wide) * scale.unsqueeze(1));
+    if (mode == kMean) output.div_(bag_size.clamp_min(1).unsqueeze(1).to(wide));
+    output = output.to(weight.scalar_type());
     max_indices = at::zeros({bags}, index.options());
   }
   return {output, offset2bag, bag_size, max_indices};

@@ -276,10 +276,10 @@ MarginTerms margin_terms(const at::Tensor& self, const at::Tensor& target, const
                          const c10::Scalar& margin, const std::optional<at::Tensor>& weight) {
   check_dtype("multi_margin_loss", self.scalar_type(), Dtypes::Floating);
   TORCH_CHECK(p.toDouble() == 1 || p.toDouble() == 2, "only p == 1 and p == 2 supported");
-  TORCH_CHECK((self.dim() == 1 && target.dim() <= 1) || (self.dim() == 2 && target.dim() == 1),
+  TORCH_CHECK((self.dim() <= 1 && target.dim() <= 1) || (self.dim() == 2 && target.dim() == 1),
               "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", self.sizes());
-  const int64_t classes = self.dim() == 1 ? self.size(0) : self.size(1);
-  const int64_t samples = self.dim() == 1 ? 1 : self.size(0);
+  const int64_t classes = self.dim() == 0 ? 1 : self.size(-1);
+  const int64_t samples = self.dim() == 2 ? self.size(0) : 1;
   TORCH_CHECK(target.numel() == samples, "inconsistent target size, expected ", samples, " but got ",
               target.sizes());
   const bool weighted = weight && weight->defined();
@@ -301,7 +301,7 @@ at::Tensor margin_loss_multi(const at::Tensor& self, const at::Tensor& target, c
   at::Tensor h = (p.toDouble() == 1 ? m.z : m.z * m.z).mul_(m.active);
   if (m.class_weight.defined()) h.mul_(m.class_weight);
   at::Tensor loss = h.sum(1).div_(m.x.size(1));
-  if (self.dim() == 1 && target.dim() == 0 && reduction == at::Reduction::None) loss = loss.squeeze(0);
+  if (self.dim() <= 1 && target.dim() == 0 && reduction == at::Reduction::None) loss = loss.squeeze(0);
   return reduce_loss(loss, reduction).to(self.scalar_type());
 }
 at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& target, const c10::Scalar& p,

@@ -48,7 +48,7 @@ def op_key(op) -> str:
 # Results that are random or uninitialised: compared by shape, dtype and device only (and their
 # gradients not at all).
 UNCHECKED_VALUES = ("empty", "rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
-                    "exponential", "geometric", "log_normal", "cauchy")
+                    "exponential", "geometric", "log_normal", "cauchy", "rrelu", "fractional_max_pool")
 # Entries whose names contain one of those words but whose results are deterministic.
 CHECKED_VALUES = ("nn.functional.normalize", "masked.normalize", "__rand__", "signal.windows.exponential",
                   "native_dropout_backward", "nn.functional.feature_alpha_dropout.without_train")
