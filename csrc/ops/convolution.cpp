@@ -1,17 +1,19 @@
 // Convolution (PyTorch routes a PrivateUse1 convolution to convolution_overrideable).
 //
 // Forward and backward of 1-, 2- and 3-d convolutions, ordinary and transposed, with stride,
-// padding, dilation, output_padding and groups, as im2col + GEMM: an index map built on the device
-// gathers every receptive field into columns (index_select), CLBlast multiplies them by the
-// weights, and col2im scatters columns back with index_add. A transposed convolution is the
-// adjoint of the ordinary one whose image is its output, so the three products (correlate, its
-// adjoint, its weight gradient) serve both. unfold/fold (im2col/col2im) are the same two maps.
+// padding, dilation, output_padding and groups, as im2col + GEMM: cl/windows.cl gathers every
+// receptive field into columns, CLBlast multiplies them by the weights, and col2im sums columns
+// back into an image. A transposed convolution is the adjoint of the ordinary one whose image is
+// its output, so the three products (correlate, its adjoint, its weight gradient) serve both.
+// unfold/fold (im2col/col2im) are the same two maps.
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include "core/device_state.h"
+#include "kernels/kernel_library.h"
 #include "kernels/pointwise_launcher.h"
-#include "ops/windows.h"
+#include "runtime/commands.h"
+#include "runtime/device.h"
 
 namespace drawbridge::ops {
 
@@ -55,36 +57,67 @@ ConvGeometry geometry(std::vector<int64_t> image, const at::Tensor& weight, c10:
 
 std::vector<int64_t> spatial_sizes(const at::Tensor& t) { return t.sizes().slice(2).vec(); }
 
-// For every (channel, kernel offset) row and window position column, where in the padded image
-// the window reads.
-at::Tensor window_map(const ConvGeometry& g, int64_t channels, const at::TensorOptions& like) {
-  return window_index(g.kernel, g.stride, g.dilation, g.padded, g.out_size, channels, like.dtype(c10::kLong));
+// The WindowDesc of cl/windows.cl: spatial dims right-aligned into three.
+struct WindowDesc {
+  cl_long batch, channels;
+  cl_long image[3], out[3], window[3], stride[3], padding[3], dilation[3];
+  cl_long image_stride[5];
+};
+
+WindowDesc window_desc(const ConvGeometry& g, int64_t batch, int64_t channels) {
+  WindowDesc d{batch, channels, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0, 0, 0}};
+  const size_t lead = 3 - g.image.size();
+  for (size_t k = 0; k < g.image.size(); ++k) {
+    d.image[lead + k] = g.image[k];
+    d.out[lead + k] = g.out_size[k];
+    d.window[lead + k] = g.kernel[k];
+    d.stride[lead + k] = g.stride[k];
+    d.padding[lead + k] = g.padding[k];
+    d.dilation[lead + k] = g.dilation[k];
+  }
+  return d;
 }
 
-at::Tensor pad_spatial(const at::Tensor& input, const ConvGeometry& g) {
-  std::vector<int64_t> pad;
-  for (auto it = g.padding.rbegin(); it != g.padding.rend(); ++it) pad.insert(pad.end(), {*it, *it});
-  return at::constant_pad_nd(input, pad, 0);
+void launch_windows(const char* name, const char* token, const WindowDesc& desc, const at::Tensor& out,
+                    const at::Tensor& in, int64_t work_items) {
+  if (work_items == 0) return;
+  c10::DeviceGuard guard(out.device());
+  runtime::Device& device = core::checked_device(out.device().index());
+  runtime::Kernel& kernel =
+      kernels::get_kernel(device, "windows.cl", std::string("-DNARGS=2 -DT=") + token, name);
+  runtime::BufferRef o = device.memory().resolve(out.const_data_ptr()), i = device.memory().resolve(in.const_data_ptr());
+  const cl_ulong o_offset = o.offset, i_offset = i.offset;
+  const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
+  runtime::launch(kernel, core::current_queue(out.device().index()), (work_items + local - 1) / local, local, desc,
+                  o.mem, o_offset, i.mem, i_offset);
 }
 
-// im2col: columns (N, groups, C/groups * K, L) of the padded image.
-at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g, const at::Tensor& index) {
-  const int64_t n = image.size(0);
-  at::Tensor flat = pad_spatial(image, g).reshape({n, -1});
-  return flat.index_select(1, index.reshape({-1})).view({n, g.groups, -1, index.size(1)});
+// im2col: columns (N, groups, C/groups * K, L) of the image, zeros where a window hangs over.
+at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g) {
+  const int64_t n = image.size(0), channels = image.size(1);
+  const int64_t kernel = c10::multiply_integers(g.kernel), columns = c10::multiply_integers(g.out_size);
+  at::Tensor cols = at::empty({n, g.groups, channels / g.groups * kernel, columns}, image.options());
+  WindowDesc d = window_desc(g, n, channels);
+  d.image_stride[0] = image.stride(0);
+  d.image_stride[1] = image.stride(1);
+  for (size_t k = 0; k < g.image.size(); ++k) d.image_stride[2 + 3 - g.image.size() + k] = image.stride(2 + k);
+  launch_windows("im2col", kernels::raw_token(image.element_size()), d, cols, image,
+                 n * channels * kernel * d.out[0] * d.out[1]);
+  return cols;
 }
 
-// col2im: every column entry added back where im2col took it from; the padding is cropped.
-at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, const at::Tensor& index,
-                            int64_t channels) {
+// col2im: the image (N, channels, image...) whose every element sums the column entries that
+// im2col would have taken from it.
+at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, int64_t channels) {
   const int64_t n = columns.size(0);
-  at::Tensor padded = at::zeros({n, channels * c10::multiply_integers(g.padded)}, columns.options());
-  padded.index_add_(1, index.reshape({-1}), columns.reshape({n, -1}));
+  const char* token = kernels::dtype_token(columns.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(token, "col2im on ocl does not support ", columns.scalar_type());
   std::vector<int64_t> shape{n, channels};
-  shape.insert(shape.end(), g.padded.begin(), g.padded.end());
-  at::Tensor image = padded.view(shape);
-  for (size_t d = 0; d < g.padding.size(); ++d) image = image.narrow(2 + d, g.padding[d], g.image[d]);
-  return image.contiguous();
+  shape.insert(shape.end(), g.image.begin(), g.image.end());
+  at::Tensor image = at::empty(shape, columns.options());
+  WindowDesc d = window_desc(g, n, channels);
+  launch_windows("col2im", token, d, image, columns.contiguous(), n * channels * d.image[0] * d.image[1]);
+  return image;
 }
 
 // The three products compute in the compute type (float32 for float16/bfloat16) and return it,
@@ -94,7 +127,7 @@ at::Tensor wide(const at::Tensor& t) { return t.to(kernels::compute_type(t.scala
 // (N, O, out...) = weight (O, C/groups, K...) applied to every window of input (N, C, image...).
 at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
   const int64_t n = input.size(0), out_channels = weight.size(0);
-  at::Tensor cols = image_to_columns(wide(input), g, window_map(g, input.size(1), input.options()));
+  at::Tensor cols = image_to_columns(wide(input), g);
   at::Tensor out = at::matmul(wide(weight).reshape({1, g.groups, out_channels / g.groups, -1}), cols);
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
@@ -107,14 +140,14 @@ at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight,
   const int64_t n = result.size(0), out_channels = weight.size(0);
   at::Tensor w = wide(weight).reshape({1, g.groups, out_channels / g.groups, -1});
   at::Tensor cols = at::matmul(w.transpose(-1, -2), wide(result).reshape({n, g.groups, out_channels / g.groups, -1}));
-  return columns_to_image(cols, g, window_map(g, channels, result.options()), channels);
+  return columns_to_image(cols, g, channels);
 }
 
 // The weight gradient of correlate: windows of `image` against the result-shaped `result`.
 at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& result, const at::Tensor& weight,
                                  const ConvGeometry& g) {
   const int64_t n = result.size(0), out_channels = weight.size(0);
-  at::Tensor cols = image_to_columns(wide(image), g, window_map(g, image.size(1), image.options()));
+  at::Tensor cols = image_to_columns(wide(image), g);
   at::Tensor r = wide(result).reshape({n, g.groups, out_channels / g.groups, -1});
   return at::matmul(r, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes()).to(weight.scalar_type());
 }
@@ -231,7 +264,7 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntAr
   if (batch.size(0) == 0)
     return at::empty({0, batch.size(1) * c10::multiply_integers(g.kernel), c10::multiply_integers(g.out_size)},
                      self.options());
-  at::Tensor cols = image_to_columns(batch, g, window_map(g, batch.size(1), batch.options()));
+  at::Tensor cols = image_to_columns(batch, g);
   cols = cols.reshape({batch.size(0), cols.size(2), cols.size(3)});
   return self.dim() == 3 ? cols.squeeze(0) : cols;
 }
@@ -255,7 +288,7 @@ at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size, at::I
   const int64_t channels = batch.size(1) / kernel;
   if (batch.size(0) == 0) return at::empty({0, channels, g.image[0], g.image[1]}, self.options());
   at::Tensor image =
-      columns_to_image(wide(batch), g, window_map(g, channels, batch.options()), channels).to(self.scalar_type());
+      columns_to_image(wide(batch), g, channels).to(self.scalar_type());
   return self.dim() == 2 ? image.squeeze(0) : image;
 }
 

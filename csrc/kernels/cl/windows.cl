@@ -1,0 +1,79 @@
+// im2col and col2im for convolutions of 1 to 3 spatial dims (fewer dims are padded with leading
+// dims of size 1). Columns are (N, C * K, L) dense: row (c, k_0, k_1, k_2), column (o_0, o_1, o_2);
+// K = prod(window), the kernel's extent (`kernel` is a keyword of OpenCL C).
+// A window position reads image position o * stride - padding + k * dilation, or 0 outside the
+// image, so no padded copy of the image is made.
+//
+// im2col moves raw bits (T is a raw token of the element size); col2im sums in the element type
+// (T is f32, f64, i32 or i64: callers widen float16/bfloat16 first) by gathering, for every image
+// element, the column entries of the windows that cover it: no atomics, a deterministic sum.
+typedef struct {
+  long batch, channels;
+  long image[3], out[3], window[3], stride[3], padding[3], dilation[3];
+  long image_stride[5];  // elements, of (n, c, d_0, d_1, d_2); im2col's input may be strided
+} WindowDesc;
+
+#define ELEMENTS(base, offset) ((__global ST(T)*)((base) + (offset)))
+
+// One work-item per (n, row, o_0, o_1), walking o_2.
+__kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
+  const long kernel_size = d.window[0] * d.window[1] * d.window[2];
+  const long rows = d.batch * d.channels * kernel_size * d.out[0] * d.out[1];
+  long id = get_global_id(0);
+  if (id >= rows) return;
+  const long o1 = id % d.out[1];
+  id /= d.out[1];
+  const long o0 = id % d.out[0];
+  id /= d.out[0];
+  const long row = id % (d.channels * kernel_size), n = id / (d.channels * kernel_size);
+  const long k2 = row % d.window[2], k1 = (row / d.window[2]) % d.window[1];
+  const long k0 = (row / (d.window[2] * d.window[1])) % d.window[0], c = row / kernel_size;
+  const long p0 = o0 * d.stride[0] - d.padding[0] + k0 * d.dilation[0];
+  const long p1 = o1 * d.stride[1] - d.padding[1] + k1 * d.dilation[1];
+  const long columns = d.out[0] * d.out[1] * d.out[2];
+  __global ST(T)* out = ELEMENTS(base0, offset0) + (n * d.channels * kernel_size + row) * columns +
+                        (o0 * d.out[1] + o1) * d.out[2];
+  const bool inside = p0 >= 0 && p0 < d.image[0] && p1 >= 0 && p1 < d.image[1];
+  __global const ST(T)* in = ELEMENTS(base1, offset1) + n * d.image_stride[0] + c * d.image_stride[1] +
+                             p0 * d.image_stride[2] + p1 * d.image_stride[3];
+  for (long o2 = 0; o2 < d.out[2]; ++o2) {
+    const long p2 = o2 * d.stride[2] - d.padding[2] + k2 * d.dilation[2];
+    out[o2] = inside && p2 >= 0 && p2 < d.image[2] ? in[p2 * d.image_stride[4]] : (ST(T))0;
+  }
+}
+
+// One work-item per image row (n, c, p_0, p_1), walking p_2; the image is dense.
+__kernel void col2im(WindowDesc d, OPERAND(0), OPERAND(1)) {
+  const long kernel_size = d.window[0] * d.window[1] * d.window[2];
+  const long rows = d.batch * d.channels * d.image[0] * d.image[1];
+  long id = get_global_id(0);
+  if (id >= rows) return;
+  const long p1 = id % d.image[1];
+  id /= d.image[1];
+  const long p0 = id % d.image[0];
+  id /= d.image[0];
+  const long c = id % d.channels, n = id / d.channels;
+  const long columns = d.out[0] * d.out[1] * d.out[2];
+  __global const ST(T)* cols = ELEMENTS(base1, offset1) + (n * d.channels + c) * kernel_size * columns;
+  __global ST(T)* out = ELEMENTS(base0, offset0) + ((n * d.channels + c) * d.image[0] + p0) * d.image[1] * d.image[2] +
+                        p1 * d.image[2];
+  for (long p2 = 0; p2 < d.image[2]; ++p2) {
+    ST(T) sum = 0;
+    for (long k0 = 0; k0 < d.window[0]; ++k0) {
+      const long q0 = p0 + d.padding[0] - k0 * d.dilation[0];
+      if (q0 < 0 || q0 % d.stride[0] != 0 || q0 / d.stride[0] >= d.out[0]) continue;
+      for (long k1 = 0; k1 < d.window[1]; ++k1) {
+        const long q1 = p1 + d.padding[1] - k1 * d.dilation[1];
+        if (q1 < 0 || q1 % d.stride[1] != 0 || q1 / d.stride[1] >= d.out[1]) continue;
+        for (long k2 = 0; k2 < d.window[2]; ++k2) {
+          const long q2 = p2 + d.padding[2] - k2 * d.dilation[2];
+          if (q2 < 0 || q2 % d.stride[2] != 0 || q2 / d.stride[2] >= d.out[2]) continue;
+          const long k = (k0 * d.window[1] + k1) * d.window[2] + k2;
+          const long o = ((q0 / d.stride[0]) * d.out[1] + q1 / d.stride[1]) * d.out[2] + q2 / d.stride[2];
+          sum += cols[k * columns + o];
+        }
+      }
+    }
+    out[p2] = sum;
+  }
+}
