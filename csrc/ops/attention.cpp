@@ -102,6 +102,9 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
   std::string options = std::string("-DNARGS=6 -DT=") + kernels::dtype_token(q.scalar_type()) +
                         " -DHEAD_DIM=" + std::to_string(head_dim) + " -DVALUE_DIM=" + std::to_string(value_dim);
   if (is_causal) options += " -DCAUSAL";
+  if (q.scalar_type() == c10::kFloat && q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 &&
+      head_dim % 8 == 0 && value_dim % 8 == 0)
+    options += " -DVECTOR_ROWS";
   if (bias.defined()) options += " -DBIAS";
   runtime::Kernel& kernel = kernels::get_kernel(device, "attention.cl", options, "attention_forward");
 

@@ -12,6 +12,19 @@ typedef struct {
 } AttentionDesc;
 
 #define ELEMENT(base, i) TO_f32(LOAD(T, (base) + (i) * sizeof(ST(T))))
+// Rows of q, k, v are walked in pieces: with VECTOR_ROWS (float32, dense rows, dims that are
+// multiples of 8) a piece is a float8 loaded at once; otherwise one element at its stride.
+#ifdef VECTOR_ROWS
+#define WIDTH 8
+typedef float8 piece;
+#define PIECE(tensor, at, c) vload8((c), (__global const float*)tensor + (at))
+#define PIECE_SUM(x) (dot((x).lo, (float4)(1.0f)) + dot((x).hi, (float4)(1.0f)))
+#else
+#define WIDTH 1
+typedef float piece;
+#define PIECE(tensor, at, c) ELEMENT(tensor, (at) + (c) * d.tensor##_stride[3])
+#define PIECE_SUM(x) (x)
+#endif
 
 // Operands (buffer, byte offset): the output (batch, head, row, VALUE_DIM) dense, the logsumexp
 // (float, one per row), then q, k, v and the bias (a placeholder without BIAS).
@@ -26,9 +39,9 @@ __kernel void attention_forward(AttentionDesc d, OPERAND(0), OPERAND(1), OPERAND
   const long q_at = b * d.q_stride[0] + h * d.q_stride[1] + i * d.q_stride[2];
   const long k_at = b * d.k_stride[0] + h * d.k_stride[1];
   const long v_at = b * d.v_stride[0] + h * d.v_stride[1];
-  float query[HEAD_DIM], acc[VALUE_DIM];
-  for (int e = 0; e < HEAD_DIM; ++e) query[e] = ELEMENT(q, q_at + e * d.q_stride[3]) * scale;
-  for (int e = 0; e < VALUE_DIM; ++e) acc[e] = 0.0f;
+  piece query[HEAD_DIM / WIDTH], acc[VALUE_DIM / WIDTH];
+  for (int c = 0; c < HEAD_DIM / WIDTH; ++c) query[c] = PIECE(q, q_at, c) * scale;
+  for (int c = 0; c < VALUE_DIM / WIDTH; ++c) acc[c] = 0.0f;
   float m = -INFINITY, l = 0.0f;
 #ifdef CAUSAL
   const long keys = min(d.kv_len, i + 1);
@@ -37,8 +50,9 @@ __kernel void attention_forward(AttentionDesc d, OPERAND(0), OPERAND(1), OPERAND
 #endif
   for (long j = 0; j < keys; ++j) {
     const long kj = k_at + j * d.k_stride[2];
-    float s = 0.0f;
-    for (int e = 0; e < HEAD_DIM; ++e) s += query[e] * ELEMENT(k, kj + e * d.k_stride[3]);
+    piece dots = 0.0f;
+    for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c);
+    float s = PIECE_SUM(dots);
 #ifdef BIAS
     s += ELEMENT(bias, b * d.bias_stride[0] + h * d.bias_stride[1] + i * d.bias_stride[2] + j * d.bias_stride[3]);
 #endif
@@ -47,11 +61,15 @@ __kernel void attention_forward(AttentionDesc d, OPERAND(0), OPERAND(1), OPERAND
     const float rescale = exp(m - m_new), p = exp(s - m_new);
     l = l * rescale + p;
     const long vj = v_at + j * d.v_stride[2];
-    for (int e = 0; e < VALUE_DIM; ++e) acc[e] = acc[e] * rescale + p * ELEMENT(v, vj + e * d.v_stride[3]);
+    for (int c = 0; c < VALUE_DIM / WIDTH; ++c) acc[c] = acc[c] * rescale + p * PIECE(v, vj, c);
     m = m_new;
   }
   const float inv = l > 0.0f ? 1.0f / l : 0.0f;
   __global char* o = out + row * VALUE_DIM * sizeof(ST(T));
+#ifdef VECTOR_ROWS
+  for (int c = 0; c < VALUE_DIM / WIDTH; ++c) vstore8(acc[c] * inv, c, (__global float*)o);
+#else
   for (int e = 0; e < VALUE_DIM; ++e) STORE(T, o + e * sizeof(ST(T)), acc[e] * inv);
+#endif
   lse[row] = l > 0.0f ? m + log(l) : INFINITY;
 }
