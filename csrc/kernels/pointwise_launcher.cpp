@@ -13,6 +13,9 @@ namespace drawbridge::kernels {
 namespace {
 
 constexpr size_t kWorkGroup = 256;
+// CPU devices walk strided iterations CHUNK elements per work-item (common.clh).
+constexpr uint64_t kChunk = 2048;
+constexpr size_t kChunkGroup = 16;
 
 // The bits of a CPU scalar operand converted to the compute type, in the low bytes of a u64.
 uint64_t scalar_bits(at::TensorIteratorBase& iter, int arg, c10::ScalarType compute) {
@@ -62,6 +65,17 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   std::string options = spec.options;
   options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(scalar_mask);
   if (contiguous) options += " -DCONTIGUOUS";
+  const bool chunked = !contiguous && ndim >= 1 && device.properties().type == "cpu";
+  if (chunked) {
+    uint64_t dense = 0, broadcast = 0;
+    for (int k = 0; k < nargs; ++k) {
+      const int64_t step = iter.strides(k)[0];
+      if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) dense |= uint64_t(1) << k;
+      if (step == 0) broadcast |= uint64_t(1) << k;
+    }
+    options += " -DCHUNK=" + std::to_string(kChunk) + " -DROW_DENSE=" + std::to_string(dense) +
+               " -DROW_BROADCAST=" + std::to_string(broadcast);
+  }
   options += iter.can_use_32bit_indexing() ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
   for (int k = 0; k < nargs; ++k) {
     const char* token = spec.raw ? raw_token(c10::elementSize(iter.dtype(k))) : dtype_token(iter.dtype(k));
@@ -88,8 +102,9 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   for (int k = 0; k < nargs; ++k)
     if (!buffers[k]) buffers[k] = buffers[0];  // never read: the kernel uses the scalar instead
 
-  size_t local = std::min(kWorkGroup, kernel.max_work_group_size);
-  size_t groups = (static_cast<size_t>(numel) + local - 1) / local;
+  const size_t work_items = chunked ? (static_cast<size_t>(numel) + kChunk - 1) / kChunk : static_cast<size_t>(numel);
+  size_t local = std::min(chunked ? kChunkGroup : kWorkGroup, kernel.max_work_group_size);
+  size_t groups = (work_items + local - 1) / local;
   std::vector<runtime::KernelArg> args;
   args.reserve(1 + 2 * nargs + extra.size());
   args.push_back({desc.size() * sizeof(uint64_t), desc.data()});

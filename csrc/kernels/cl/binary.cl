@@ -88,6 +88,7 @@ __kernel void b_elu_backward(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulo
   ct alpha = bits_to_ct(alpha_bits), scale = bits_to_ct(scale_bits), input_scale = bits_to_ct(input_scale_bits);
   ct neg = is_result ? g * input_scale * (x + alpha * scale) : g * input_scale * alpha * scale * exp(x * input_scale);
   OUTPUT(x > 0 ? g * scale : neg);
+  ELEMENTWISE_END
 }
 BINARY(logit_backward, (b < 0 || b > 1) ? (ct)NAN : a / (b * ((ct)1 - b)))
 #else

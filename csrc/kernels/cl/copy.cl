@@ -3,4 +3,5 @@
 __kernel void copy(IterDesc d, OPERAND(0), OPERAND(1)) {
   ELEMENTWISE_BEGIN
   OUTPUT(INPUT(1));
+  ELEMENTWISE_END
 }

@@ -2,4 +2,5 @@
 __kernel void fill(IterDesc d, OPERAND(0), ST(T0) value) {
   ELEMENTWISE_BEGIN
   *(__global ST(T0)*)ADDRESS(0) = value;
+  ELEMENTWISE_END
 }

@@ -10,15 +10,17 @@ __kernel void gather(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong dim_s
   long idx = (long)LOAD(T2, ADDRESS(2));
   if (idx < 0 || idx >= dim_size) {
     atomic_xchg(error, 1);
-    return;
+    continue;
   }
   STORE(T0, ADDRESS(0), LOAD(T1, ADDRESS(1) + idx * dim_stride));
+  ELEMENTWISE_END
 }
 
 // out = mask ? value : self (in place: out and self are the same tensor).
 __kernel void masked_fill(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ST(T0) value) {
   ELEMENTWISE_BEGIN
   if (LOAD(T2, ADDRESS(2)) != 0) *(__global ST(T0)*)ADDRESS(0) = value;
+  ELEMENTWISE_END
 }
 
 // Advanced indexing: the byte offset that index tensors 1..K (broadcast together) select in a
@@ -84,6 +86,7 @@ __kernel void index_offsets(IterDesc d, OPERAND(0), OPERAND(1)
 #endif
   if (bad) atomic_xchg(error, 1);
   STORE(T0, ADDRESS(0), bad ? -1 : offset);
+  ELEMENTWISE_END
 }
 
 // nonzero, in two passes over chunks of a contiguous bool mask: count each chunk's nonzeros,
@@ -95,6 +98,7 @@ __kernel void nonzero_count(IterDesc d, OPERAND(0), OPERAND(1), ulong chunk, ulo
   long count = 0;
   for (ulong j = 0; j < len; ++j) count += m[j] != 0;
   STORE(T0, ADDRESS(0), count);
+  ELEMENTWISE_END
 }
 
 typedef struct {
@@ -116,4 +120,5 @@ __kernel void nonzero_write(IterDesc d, OPERAND(0), OPERAND(1), ulong chunk, ulo
     }
     ++row;
   }
+  ELEMENTWISE_END
 }

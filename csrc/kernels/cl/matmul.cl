@@ -10,4 +10,5 @@ __kernel void matmul_naive(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong
   ct alpha = bits_to_ct(alpha_bits), beta = bits_to_ct(beta_bits);
   ct prior = beta == 0 ? (ct)0 : beta * TO(CT, LOAD(T0, ADDRESS(0)));
   OUTPUT(prior + alpha * acc);
+  ELEMENTWISE_END
 }

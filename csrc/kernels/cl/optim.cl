@@ -25,7 +25,7 @@
 #endif
 #ifdef FOUND_INF
 #define SKIP_IF_FOUND_INF \
-  if (READ_DEVICE(found_inf, 0) != 0) return;
+  if (READ_DEVICE(found_inf, 0) != 0) continue;
 #else
 #define SKIP_IF_FOUND_INF
 #endif
@@ -69,6 +69,7 @@ __kernel void adam_step(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(
   const ct step_size = lr / READ_DEVICE(corrections, 0);
   const ct denom = sqrt(second) / READ_DEVICE(corrections, 1) + eps;
   SET(0, param - step_size * exp_avg / denom);
+  ELEMENTWISE_END
 }
 
 // SGD with optional momentum (operand 2, the momentum buffer).
@@ -100,6 +101,7 @@ __kernel void sgd_step(IterDesc d, OPERAND(0), OPERAND(1),
 #endif
 #endif
   SET(0, param - lr * grad);
+  ELEMENTWISE_END
 }
 
 // GradScaler: multiplies a gradient by 1/scale and raises the inf flag (a float32 on the device)
@@ -110,6 +112,7 @@ __kernel void unscale_check(IterDesc d, OPERAND(0), DEVICE_VALUE(inv_scale), __g
   ct g = VALUE(0);
   if (!(g - g == (ct)0)) *(__global float*)(found_inf_base + found_inf_offset) = 1.0f;
   SET(0, g * READ_DEVICE(inv_scale, 0));
+  ELEMENTWISE_END
 }
 
 // GradScaler's scale update (one work-item): back off after an inf, grow after growth_interval
@@ -122,7 +125,7 @@ __kernel void update_scale(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong
   if (*(__global const float*)ADDRESS(2) != 0.0f) {
     *scale = *scale * bits_to_ct(backoff_bits);
     *tracker = 0;
-    return;
+    continue;
   }
   int successful = *tracker + 1;
   if (successful == growth_interval) {
@@ -131,4 +134,5 @@ __kernel void update_scale(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong
     successful = 0;
   }
   *tracker = successful;
+  ELEMENTWISE_END
 }

@@ -29,6 +29,7 @@ inline ct uniform01_open_low(uint4 r) { return (ct)1 - uniform01(r); }
     uint4 r = philox(seed, i, offset);                                                              \
     ct p = bits_to_ct(p_bits), q = bits_to_ct(q_bits);                                              \
     OUTPUT(expr);                                                                                   \
+    ELEMENTWISE_END                                                                                 \
   }
 
 #if CT_IS_FLOAT
@@ -45,6 +46,7 @@ __kernel void bernoulli_tensor(IterDesc d, OPERAND(0), OPERAND(1), ulong seed, u
   ELEMENTWISE_BEGIN
   uint4 r = philox(seed, i, offset);
   OUTPUT(uniform01(r) < INPUT(1) ? (ct)1 : (ct)0);
+  ELEMENTWISE_END
 }
 #else
 // Integers: from + (random % range), with 64 random bits when the range needs them.
@@ -53,5 +55,6 @@ __kernel void random_range(IterDesc d, OPERAND(0), ulong seed, ulong offset, lon
   uint4 r = philox(seed, i, offset);
   ulong bits = range > 0xFFFFFFFFul ? (((ulong)r.x << 32) | r.y) : (ulong)r.x;
   OUTPUT((ct)(from + (long)(bits % range)));
+  ELEMENTWISE_END
 }
 #endif

@@ -13,6 +13,7 @@
       acc = j == 0 ? x : (combine);                                                                  \
       STORE(T0, ROW(0, j, out_step), TO(T0, acc));                                                   \
     }                                                                                                \
+    ELEMENTWISE_END                                                                                  \
   }
 SCAN(cumsum, (ct)0, acc + x)
 SCAN(cumprod, (ct)1, acc * x)
@@ -36,6 +37,7 @@ __kernel void softmax(IterDesc d, OPERAND(0), OPERAND(1), ulong n, ulong out_ste
     ct x = TO(CT, LOAD(T1, ROW(1, j, in_step))) - m;
     STORE(T0, ROW(0, j, out_step), TO(T0, log_ ? x - log_sum : exp(x) / sum));
   }
+  ELEMENTWISE_END
 }
 
 
@@ -53,6 +55,7 @@ __kernel void softmax_backward(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), u
     ct y = TO(CT, LOAD(T2, ROW(2, j, out_step)));
     STORE(T0, ROW(0, j, gi_step), TO(T0, log_ ? g - exp(y) * dot : y * (g - dot)));
   }
+  ELEMENTWISE_END
 }
 #endif
 
@@ -78,6 +81,7 @@ __kernel void softmax_backward(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), u
       STORE(T0, ROW(0, j, values_step), TO(T0, best));                                                  \
       *(__global long*)ROW(1, j, indices_step) = at;                                                    \
     }                                                                                                   \
+    ELEMENTWISE_END                                                                                     \
   }
 SCAN_WITH_INDEX(cummax, >=)
 SCAN_WITH_INDEX(cummin, <=)
@@ -101,4 +105,5 @@ __kernel void mode(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3), u
   }
   STORE(T0, ADDRESS(0), TO(T0, best));
   *(__global long*)ADDRESS(1) = best_at;
+  ELEMENTWISE_END
 }

@@ -8,7 +8,7 @@
   if (wrap && idx < 0) idx += dim_size;                    \
   if (idx < 0 || idx >= dim_size) {                        \
     atomic_xchg(error, 1);                                 \
-    return;                                                \
+    continue;                                              \
   }                                                        \
   __global char* target = ADDRESS(0) + idx * dim_stride;
 
@@ -18,6 +18,7 @@ __kernel void scatter_store(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulon
   ELEMENTWISE_BEGIN
   SCATTER_TARGET(2)
   STORE(T0, target, LOAD(T1, ADDRESS(1)));
+  ELEMENTWISE_END
 }
 
 __kernel void scatter_fill(IterDesc d, OPERAND(0), OPERAND(1), ulong dim_stride, long dim_size, int wrap,
@@ -25,6 +26,7 @@ __kernel void scatter_fill(IterDesc d, OPERAND(0), OPERAND(1), ulong dim_stride,
   ELEMENTWISE_BEGIN
   SCATTER_TARGET(1)
   *(__global ST(T0)*)target = value;
+  ELEMENTWISE_END
 }
 
 // Typed mode, for 2-, 4- and 8-byte floating and 4- and 8-byte integer element types: a
@@ -69,6 +71,7 @@ inline ushort float_to_half_bits(float v) {
       if (before == seen) break;                                                                           \
       seen = before;                                                                                       \
     }                                                                                                      \
+    ELEMENTWISE_END                                                                                        \
   }
 #else
 #ifdef WORD64
@@ -94,6 +97,7 @@ typedef uint word;
       if (before == seen.bits) break;                                                                      \
       seen.bits = before;                                                                                  \
     }                                                                                                      \
+    ELEMENTWISE_END                                                                                        \
   }
 #endif
 SCATTER_COMBINE(add)

@@ -38,6 +38,7 @@ __kernel void sort_rows(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong n,
     STORE(T0, ADDRESS(0) + j * values_step, TO(T0, k0[j]));
     *(__global long*)(ADDRESS(1) + j * indices_step) = p0[j];
   }
+  ELEMENTWISE_END
 }
 
 // searchsorted: for each value (operand 1), the position in its sorted row of boundaries (operand 2
@@ -60,4 +61,5 @@ __kernel void searchsorted(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERA
       hi = mid;
   }
   STORE(T0, ADDRESS(0), TO(T0, lo));
+  ELEMENTWISE_END
 }

@@ -7,6 +7,7 @@
     ct c = INPUT(3);                                                                                \
     ct p = bits_to_ct(p_bits);                                                                      \
     OUTPUT(expr);                                                                                   \
+    ELEMENTWISE_END                                                                                 \
   }
 
 // where(cond, a, b): the condition is read as it is stored (bool or uint8).
@@ -14,6 +15,7 @@ __kernel void t_where(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3)
   ELEMENTWISE_BEGIN
   bool cond = ((d.scalar_mask >> 1) & 1) ? d.scalars[1] != 0 : INPUT_RAW(1) != 0;
   OUTPUT(cond ? INPUT(2) : INPUT(3));
+  ELEMENTWISE_END
 }
 
 TERNARY_P(addcmul, a + p * b * c)

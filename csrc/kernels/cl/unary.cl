@@ -57,6 +57,7 @@ __kernel void u_nan_to_num(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits, ulo
   ELEMENTWISE_BEGIN
   ct a = INPUT(1);
   OUTPUT(isnan(a) ? bits_to_ct(p_bits) : isinf(a) ? (a > 0 ? bits_to_ct(q_bits) : bits_to_ct(r_bits)) : a);
+  ELEMENTWISE_END
 }
 UNARY(isneginf_float, isinf(a) && a < 0)
 UNARY(relu, isnan(a) ? a : (a > 0 ? a : (ct)0))
@@ -90,6 +91,7 @@ __kernel void u_elu(IterDesc d, OPERAND(0), OPERAND(1), ulong alpha_bits, ulong 
   ct a = INPUT(1);
   ct alpha = bits_to_ct(alpha_bits), scale = bits_to_ct(scale_bits), input_scale = bits_to_ct(input_scale_bits);
   OUTPUT(a > 0 ? a * scale : expm1(a * input_scale) * alpha * scale);
+  ELEMENTWISE_END
 }
 #else
 UNARY(abs, a < 0 ? -a : a)
