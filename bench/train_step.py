@@ -4,6 +4,7 @@ per step and peak memory (ocl: torch.ocl.max_memory_allocated; CPU: growth of th
 resident set during the steps, measured in a child process)."""
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -12,6 +13,9 @@ import torch
 import torch.nn as nn
 
 from common import report, time_it
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from gpt import GPT  # noqa: E402  (the decoder the training test trains, at another size)
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="ocl")
@@ -27,41 +31,9 @@ parser.add_argument("--child", help=argparse.SUPPRESS)  # run one device, print 
 args = parser.parse_args()
 
 
-class Block(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
-        self.heads = heads
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = (part.view(b, t, self.heads, d // self.heads).transpose(1, 2)
-                   for part in self.qkv(self.ln1(x)).split(d, 2))
-        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.ln2(x))
-
-
-class GPT(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.tokens = nn.Embedding(args.vocab, args.width)
-        self.positions = nn.Embedding(args.context, args.width)
-        self.blocks = nn.Sequential(*(Block(args.width, args.heads) for _ in range(args.layers)))
-        self.ln = nn.LayerNorm(args.width)
-        self.head = nn.Linear(args.width, args.vocab, bias=False)
-        self.head.weight = self.tokens.weight
-
-    def forward(self, idx):
-        x = self.tokens(idx) + self.positions(torch.arange(idx.shape[1], device=idx.device))
-        return self.head(self.ln(self.blocks(x)))
-
-
 def measure(device):
     torch.manual_seed(0)
-    model = GPT().to(device)
+    model = GPT(args.vocab, args.context, args.width, args.heads, args.layers).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, args.vocab, (args.batch, args.context + 1), generator=g).to(device)

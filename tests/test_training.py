@@ -5,6 +5,7 @@ import torch
 import torch.nn as nn
 
 import drawbridge
+from gpt import GPT as TinyGPT
 
 
 @pytest.fixture
@@ -89,37 +90,6 @@ def test_small_cnn_matches_cpu(native_only):
     cpu = train("cpu", small_cnn, adamw, batch, cross_entropy)
     ocl = train("ocl", small_cnn, adamw, batch, cross_entropy)
     assert_same_and_falling(ocl, cpu)
-
-
-class Block(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
-        self.heads = heads
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = (part.view(b, t, self.heads, d // self.heads).transpose(1, 2)
-                   for part in self.qkv(self.ln1(x)).split(d, 2))
-        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.ln2(x))
-
-
-class TinyGPT(nn.Module):
-    def __init__(self, vocab=64, context=16, width=32, heads=4):
-        super().__init__()
-        self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(context, width)
-        self.blocks = nn.Sequential(Block(width, heads), Block(width, heads))
-        self.ln = nn.LayerNorm(width)
-        self.head = nn.Linear(width, vocab, bias=False)
-        self.head.weight = self.tokens.weight  # tied
-
-    def forward(self, idx):
-        x = self.tokens(idx) + self.positions(torch.arange(idx.shape[1], device=idx.device))
-        return self.head(self.ln(self.blocks(x)))
 
 
 def gpt_batch(g):  # a learnable sequence: each token is the previous one plus one
