@@ -2,7 +2,8 @@
 //
 // at::TensorIterator does the host work (broadcasting, type promotion, output allocation,
 // dimension coalescing); the launcher turns its shape and byte strides into the IterDesc of
-// common.clh and runs one work-item per element. A kernel is instantiated per operand dtype:
+// common.clh and runs one work-item per element (on CPU devices, strided iterations run in chunks
+// of consecutive elements per work-item, see CHUNK in common.clh). A kernel is instantiated per operand dtype:
 // the launcher defines T0 (the output), T1.. (the inputs) and CT (the compute type) as dtype
 // tokens, so mixed-dtype operands are converted as they are loaded, as CUDA's dynamic casting
 // does. An input that is a CPU scalar (a Python number) travels inside the IterDesc.
