@@ -42,14 +42,17 @@ at::Tensor on_device_as(const at::Tensor& t, const at::Tensor& like, c10::Scalar
   return t.to(like.device(), compute).contiguous();
 }
 
-StepInputs step_inputs(const at::Tensor& param, c10::ScalarType compute, const std::optional<at::Tensor>& lr,
-                       const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf,
-                       bool maximize) {
+// A tensor lr on the CPU is read once here (into `lr`); one on the device is read by the kernel.
+StepInputs step_inputs(const at::Tensor& param, c10::ScalarType compute, double& lr,
+                       const std::optional<at::Tensor>& lr_tensor, const std::optional<at::Tensor>& grad_scale,
+                       const std::optional<at::Tensor>& found_inf, bool maximize) {
   StepInputs in;
   DeviceValue placeholder = device_value(param);
   in.lr_at = in.grad_scale_at = in.found_inf_at = placeholder;
-  if (lr) {
-    in.lr = on_device_as(*lr, param, compute, "lr");
+  if (lr_tensor && lr_tensor->is_cpu()) {
+    lr = lr_tensor->item<double>();
+  } else if (lr_tensor) {
+    in.lr = on_device_as(*lr_tensor, param, compute, "lr");
     in.lr_at = device_value(in.lr);
     in.options += " -DLR_TENSOR";
   }
@@ -101,9 +104,7 @@ void adam_steps(at::TensorList params, at::TensorList grads, at::TensorList exp_
   if (amsgrad) check_lists(op, params.size(), {max_exp_avg_sqs.size()});
   check_dtype(op, params[0].scalar_type(), Dtypes::Floating);
   const c10::ScalarType ct = kernels::compute_type(params[0].scalar_type());
-  std::optional<at::Tensor> lr_on_device = lr_tensor && !lr_tensor->is_cpu() ? lr_tensor : std::nullopt;
-  if (lr_tensor && lr_tensor->is_cpu()) lr = lr_tensor->item<double>();
-  StepInputs in = step_inputs(params[0], ct, lr_on_device, grad_scale, found_inf, maximize);
+  StepInputs in = step_inputs(params[0], ct, lr, lr_tensor, grad_scale, found_inf, maximize);
   if (adamw) in.options += " -DADAMW";
   if (amsgrad) in.options += " -DAMSGRAD";
   // The bias corrections of every parameter's step, computed on the device in a few launches.
@@ -152,9 +153,7 @@ void sgd_steps(at::TensorList params, at::TensorList grads, at::TensorList momen
   if (momentum != 0) check_lists("_fused_sgd_", params.size(), {momentum_buffers.size()});
   check_dtype("_fused_sgd_", params[0].scalar_type(), Dtypes::Floating);
   const c10::ScalarType ct = kernels::compute_type(params[0].scalar_type());
-  std::optional<at::Tensor> lr_on_device = lr_tensor && !lr_tensor->is_cpu() ? lr_tensor : std::nullopt;
-  if (lr_tensor && lr_tensor->is_cpu()) lr = lr_tensor->item<double>();
-  StepInputs in = step_inputs(params[0], ct, lr_on_device, grad_scale, found_inf, maximize);
+  StepInputs in = step_inputs(params[0], ct, lr, lr_tensor, grad_scale, found_inf, maximize);
   if (momentum != 0) in.options += " -DMOMENTUM";
   if (nesterov) in.options += " -DNESTEROV";
   if (is_first_step) in.options += " -DFIRST_STEP";
