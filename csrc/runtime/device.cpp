@@ -177,6 +177,7 @@ Device::Device(int index, cl_platform_id platform, cl_device_id id) : index_(ind
   p.compute_units = device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.max_work_group_size = device_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   p.max_parameter_bytes = device_value<size_t>(id, CL_DEVICE_MAX_PARAMETER_SIZE);
+  p.native_float_vector_width = std::max<cl_uint>(1, device_value<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
   std::string ext = device_string(id, CL_DEVICE_EXTENSIONS);
   p.fp16 = has_extension(ext, "cl_khr_fp16");
   p.fp64 = has_extension(ext, "cl_khr_fp64") && device_value<cl_ulong>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;

@@ -29,6 +29,7 @@ struct DeviceProperties {
   uint32_t compute_units = 0;
   size_t max_work_group_size = 0;
   size_t max_parameter_bytes = 0;
+  uint32_t native_float_vector_width = 1;  // floats per SIMD register (CPU devices: the vector unit)
   bool fp16 = false;
   bool fp64 = false;
 };
