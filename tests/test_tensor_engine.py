@@ -171,6 +171,21 @@ def test_order_statistics_and_search(native_only):
     assert sorted(picks) == [1, 2]
 
 
+@pytest.mark.parametrize("fn", ["unique", "unique_consecutive"])
+def test_unique_along_a_dim_matches_cpu(native_only, fn):
+    torch.manual_seed(0)
+    cases = [torch.randint(0, 3, (7, 4)), torch.randint(0, 2, (5, 3, 2)), torch.randint(0, 2, (6,)).bool(),
+             torch.tensor([[1.5, 2], [1.5, 2], [0, 5], [1.5, 2]]), torch.empty(0, 3)]
+    for x in cases:
+        for dim in range(-x.dim(), x.dim()) if x.numel() else [0]:
+            expected = getattr(torch, fn)(x, dim=dim, return_inverse=True, return_counts=True)
+            got = getattr(torch, fn)(x.to("ocl"), dim=dim, return_inverse=True, return_counts=True)
+            for e, g in zip(expected, got):
+                assert torch.equal(g.cpu(), e), (fn, tuple(x.shape), dim)
+    with pytest.raises(RuntimeError, match="aren't selected"):  # the CPU's message for an empty dim not chosen
+        getattr(torch, fn)(torch.empty(0, 3, device="ocl"), dim=1)
+
+
 def test_sync_mode_raises_at_the_op(run_py):
     r = run_py(
         """

@@ -1,6 +1,8 @@
 // Order statistics and searching, built on the stable sort and the indexing kernels: kthvalue,
-// median, nanmedian, unique, unique_consecutive, searchsorted (cl/sort.cl), bucketize, isin,
+// median, nanmedian, unique (also along a dim), unique_consecutive, searchsorted (cl/sort.cl), bucketize, isin,
 // bincount, histc and repeat_interleave.
+#include <algorithm>
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
@@ -124,10 +126,62 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
   return runs(seq, order, self.sizes(), return_inverse, return_counts);
 }
 
+std::tuple<at::Tensor, at::Tensor> unique_legacy(const at::Tensor& self, bool sorted, bool return_inverse) {
+  auto [values, inverse, counts] = unique2(self, sorted, return_inverse, false);
+  return {values, inverse};
+}
+
+// unique along `dim`: the distinct slices self.select(dim, i), sorted lexicographically unless
+// `consecutive` (which only merges equal neighbours). Inverse and counts are always computed,
+// as by the CPU backend.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_slices(const at::Tensor& self, int64_t dim, bool consecutive) {
+  const char* name = consecutive ? "unique_dim_consecutive" : "unique_dim";
+  check_dtype(name, self.scalar_type(), Dtypes::All);
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const at::TensorOptions long_options = self.options().dtype(c10::kLong);
+  if (self.numel() == 0) {
+    TORCH_CHECK(std::count(self.sizes().begin(), self.sizes().end(), 0) == 1,
+                "Number of zero sized dimensions is more than one, so unique cannot be applied ");
+    TORCH_CHECK(self.size(dim) == 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+    return {at::empty(self.sizes(), self.options()), at::empty({0}, long_options), at::empty({0}, long_options)};
+  }
+  at::Tensor moved = self.movedim(dim, 0);
+  std::vector<int64_t> sizes = moved.sizes().vec();
+  const int64_t n = sizes[0];
+  at::Tensor rows = moved.contiguous().view({n, -1});
+  at::Tensor order;  // the original position of each row of `rows`
+  if (!consecutive) {
+    // Lexicographic order from stable sorts by each column, the last column first.
+    order = at::arange(n, long_options);
+    for (int64_t column = rows.size(1) - 1; column >= 0; --column) {
+      at::Tensor keys = rows.select(1, column).index_select(0, order);
+      order = order.index_select(0, std::get<1>(keys.sort(std::optional<bool>(true), 0)));
+    }
+    rows = rows.index_select(0, order);
+  }
+  at::Tensor starts = at::ones({n}, self.options().dtype(c10::kBool));
+  if (n > 1) starts.narrow(0, 1, n - 1).copy_((rows.narrow(0, 1, n - 1) != rows.narrow(0, 0, n - 1)).any(1));
+  at::Tensor group = starts.to(c10::kLong).cumsum(0).sub_(1);
+  at::Tensor inverse = order.defined() ? at::empty({n}, long_options).scatter_(0, order, group) : group;
+  at::Tensor values = rows.index_select(0, starts.nonzero().squeeze(1));
+  at::Tensor counts = at::zeros({values.size(0)}, long_options).index_add_(0, group, at::ones_like(group));
+  sizes[0] = values.size(0);
+  return {values.view(sizes).movedim(0, dim), inverse, counts};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_dim(const at::Tensor& self, int64_t dim, bool /*sorted*/,
+                                                          bool /*return_inverse*/, bool /*return_counts*/) {
+  return unique_slices(self, dim, /*consecutive=*/false);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_dim_consecutive(const at::Tensor& self, int64_t dim,
+                                                                      bool /*return_inverse*/, bool /*return_counts*/) {
+  return unique_slices(self, dim, /*consecutive=*/true);
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
                                                                   bool return_counts, std::optional<int64_t> dim) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!dim.has_value() || self.dim() <= 1,
-                              "unique_consecutive with dim over a multi-dimensional tensor is not supported on ocl");
+  if (dim.has_value() && self.dim() > 1) return unique_slices(self, *dim, /*consecutive=*/true);
   check_dtype("unique_consecutive", self.scalar_type(), Dtypes::All);
   return runs(self.reshape({-1}), at::Tensor(), self.sizes(), return_inverse, return_counts);
 }
@@ -350,6 +404,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian.dim", TORCH_FN(median_dim<true>));
   m.impl("nanmedian", TORCH_FN(median_all<true>));
   m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("_unique", TORCH_FN(unique_legacy));
+  m.impl("unique_dim", TORCH_FN(unique_dim));
+  m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
   m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted));
   m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));

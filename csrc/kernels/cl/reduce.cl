@@ -12,7 +12,9 @@
 #define DENSE_RUN 0
 #endif
 #define LANES 32
-#define COLS 16
+#ifndef COLS
+#define COLS 16  // outputs per work-item of r_<name>_cols; the launcher picks it
+#endif
 
 typedef struct {
   ulong num_outputs;
