@@ -16,17 +16,21 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_it(fn, device: str, repeat: int = 5, warmup: int = 1) -> float:
-    """Best wall-clock seconds of `repeat` runs of fn, synchronized before and after."""
+def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1) -> float:
+    """Best wall-clock seconds per call of fn over `repeat` blocks of `calls` back-to-back calls,
+    synchronized before and after each block. calls > 1 measures a stream of ops, as a model
+    issues them (and as torch.utils.benchmark times CUDA ops); calls=1 adds the device's
+    launch-to-completion round trip to every call."""
     for _ in range(warmup):
         fn()
     sync(device)
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        fn()
+        for _ in range(calls):
+            fn()
         sync(device)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, (time.perf_counter() - start) / calls)
     return best
 
 

@@ -1,6 +1,10 @@
 """Pointwise ops (add, mul, gelu, where) and reductions (sum over all, sum over the last dim,
 max over the last dim), 1K ... 64M float32 elements, contiguous and transposed inputs, in GB/s
-(bytes read + written / time), beside the same op on PyTorch's CPU backend in the same run."""
+(bytes read + written / time), beside the same op on PyTorch's CPU backend in the same run.
+
+"GB/s" is per call in a stream of back-to-back calls with one synchronization at the end (how a
+model runs); "synced GB/s" times one call with its synchronization, so it also pays the device's
+launch-to-completion round trip (about 40 us on PoCL)."""
 import argparse
 
 import torch
@@ -42,14 +46,16 @@ while n <= args.max_elements:
         data = {dev: inputs(n, dev, transposed) for dev in (args.device, "cpu")}
         for name, (fn, tensors_moved) in OPS.items():
             nbytes = n * 4 * tensors_moved if "sum" not in name and "max" not in name else n * 4
-            repeat = 20 if n <= (1 << 20) else 3
-            secs = {dev: time_it(lambda: fn(*data[dev]), dev, repeat=repeat) for dev in data}
+            repeat, calls = (20, 50) if n <= (1 << 20) else (5, 10)
+            secs = {dev: time_it(lambda: fn(*data[dev]), dev, repeat=repeat, calls=calls) for dev in data}
+            synced = time_it(lambda: fn(*data[args.device]), args.device, repeat=repeat)
             rows.append({
                 "op": name,
                 "elements": n,
                 "layout": "transposed" if transposed else "contiguous",
                 f"{args.device} GB/s": round(nbytes / secs[args.device] / 1e9, 3),
                 "cpu GB/s": round(nbytes / secs["cpu"] / 1e9, 3),
+                f"{args.device} synced GB/s": round(nbytes / synced / 1e9, 3),
                 "ratio": round(secs["cpu"] / secs[args.device], 3),
             })
         del data
