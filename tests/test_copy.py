@@ -195,3 +195,23 @@ def test_copy_shape_mismatch_raises_like_cpu():
         torch.ones(2, device="ocl").copy_(torch.ones(3, device="ocl"))
     with pytest.raises(RuntimeError, match="must match"):
         torch.ones(2).copy_(torch.ones(3))
+
+
+def test_conjugate_and_negative_views_copy_their_values():
+    # Copies move raw storage; the lazy conj/neg bits must still reach the values, in every direction.
+    z = torch.randn(4, 3, dtype=torch.cfloat)
+    d = z.to("ocl")
+    expected = z.conj().resolve_conj()
+    assert torch.equal(d.conj().cpu(), expected)  # device -> host
+    assert torch.equal(d.conj().clone().cpu(), expected)  # on the device
+    assert torch.equal(z.conj().to("ocl").cpu(), expected)  # host -> device
+    imag = d.conj().imag  # a float32 view with the negative bit
+    assert imag.is_neg()
+    assert torch.equal(imag.clone().cpu(), -z.imag)
+    assert torch.equal((imag * 2).cpu(), -2 * z.imag)
+    pairs = torch.view_as_real(d)  # a view, not a copy: writes reach d
+    pairs[..., 1].zero_()
+    assert torch.equal(d.cpu(), torch.complex(z.real, torch.zeros_like(z.real)))
+    into_conj = torch.zeros(4, 3, dtype=torch.cfloat, device="ocl").conj()
+    into_conj.copy_(d)  # the destination carries the bit
+    assert torch.equal(into_conj.resolve_conj().cpu(), d.cpu())
