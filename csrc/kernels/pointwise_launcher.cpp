@@ -61,27 +61,25 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     if (iter.is_cpu_scalar(k)) scalar_mask |= uint64_t(1) << k;
   std::string options = spec.options;
   options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(scalar_mask);
+  // Operands whose innermost step is one element, or zero (broadcast along it).
+  uint64_t dense = 0, broadcast = 0;
+  for (int k = 0; k < nargs && ndim >= 1; ++k) {
+    const int64_t step = iter.strides(k)[0];
+    if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) dense |= uint64_t(1) << k;
+    if (step == 0) broadcast |= uint64_t(1) << k;
+  }
   const runtime::DeviceProperties& props = device.properties();
   const bool chunked = props.type == "cpu" && ndim >= 1;
   if (chunked) {
     // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the
     // compiler vectorizes at the vector unit's width; PoCL's own work-item vectorization picks
     // half of AVX-512's, and masks every access with the bounds check.
-    uint64_t dense = 0, broadcast = 0;
-    for (int k = 0; k < nargs; ++k) {
-      const int64_t step = iter.strides(k)[0];
-      if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) dense |= uint64_t(1) << k;
-      if (step == 0) broadcast |= uint64_t(1) << k;
-    }
     const size_t compute_bytes = c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute);
     const size_t vector_width = std::max<size_t>(1, props.native_float_vector_width * sizeof(float) / compute_bytes);
     options += " -DCHUNK=" + std::to_string(kChunk) + " -DROW_DENSE=" + std::to_string(dense) +
                " -DROW_BROADCAST=" + std::to_string(broadcast) + " -DVECTOR_WIDTH=" + std::to_string(vector_width);
-  } else {
-    bool contiguous = ndim == 1;
-    for (int k = 0; k < nargs && contiguous; ++k)
-      contiguous = ((scalar_mask >> k) & 1) || iter.strides(k)[0] == static_cast<int64_t>(c10::elementSize(iter.dtype(k)));
-    if (contiguous) options += " -DCONTIGUOUS";
+  } else if (ndim == 1 && (dense | scalar_mask) == (uint64_t(1) << nargs) - 1) {
+    options += " -DCONTIGUOUS";
   }
   options += iter.can_use_32bit_indexing() ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
   for (int k = 0; k < nargs; ++k) {

@@ -102,8 +102,12 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
 
 // Copies move raw storage, as on the CPU; where the lazy conjugate/negative bits of self and src
 // differ, the CPU's copy_ then conjugates or negates self in place, and so does this one.
+bool lazy_bits_differ(const at::Tensor& self, const at::Tensor& src) {
+  return self.is_conj() != src.is_conj() || self.is_neg() != src.is_neg();
+}
+
 void apply_lazy_bits(const at::Tensor& self, const at::Tensor& src) {
-  if (self.is_conj() == src.is_conj() && self.is_neg() == src.is_neg()) return;
+  if (!lazy_bits_differ(self, src)) return;
   at::Tensor raw = self.is_conj() ? at::_conj(self) : self;  // the same storage, without the bits
   if (raw.is_neg()) raw = at::_neg_view(raw);
   if (self.is_conj() != src.is_conj()) at::view_as_real(raw).select(-1, 1).neg_();
@@ -114,7 +118,7 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   TORCH_CHECK(self.defined() && src.defined(), "copy_ needs defined tensors");
   if (self.is_same(src) || self.numel() == 0) return self;
   // apply_lazy_bits works on self's values: a host destination must have them first.
-  if (self.is_conj() != src.is_conj() || self.is_neg() != src.is_neg()) non_blocking = false;
+  if (lazy_bits_differ(self, src)) non_blocking = false;
   const bool self_ocl = self.device().type() == core::kOcl;
   const bool src_ocl = src.device().type() == core::kOcl;
   if (self_ocl && src_ocl && self.device() == src.device()) {

@@ -94,6 +94,17 @@ at::Tensor median_all(const at::Tensor& self) {
 
 // ---- unique ---------------------------------------------------------------------------------
 
+// Runs of equal neighbours, given where each starts among n items (a bool per item): the run
+// of each item, in the items' original order when `order` holds the original position of each
+// (a sort's indices), and each run's length.
+std::tuple<at::Tensor, at::Tensor> run_inverse_and_counts(const at::Tensor& starts, const at::Tensor& order,
+                                                           int64_t num_runs) {
+  at::Tensor group = starts.to(c10::kLong).cumsum(0).sub_(1);
+  at::Tensor inverse = order.defined() ? at::empty_like(group).scatter_(0, order, group) : group;
+  at::Tensor counts = at::zeros({num_runs}, group.options()).index_add_(0, group, at::ones_like(group));
+  return {inverse, counts};
+}
+
 // Given a sorted (or, for unique_consecutive, original) flat sequence and the original position
 // of each element, the unique values, the inverse map (in `shape`) and the counts.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> runs(const at::Tensor& seq, const at::Tensor& order,
@@ -104,17 +115,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> runs(const at::Tensor& seq, const
   at::Tensor values = seq.masked_select(starts);
   at::Tensor inverse = at::empty({0}, seq.options().dtype(c10::kLong));
   at::Tensor counts = at::empty({0}, seq.options().dtype(c10::kLong));
-  at::Tensor group;
-  if (return_inverse || return_counts) group = starts.to(c10::kLong).cumsum(0).sub_(1);
-  if (return_inverse) {
-    inverse = at::empty({n}, group.options());
-    if (order.defined())
-      inverse.scatter_(0, order, group);
-    else
-      inverse.copy_(group);
-    inverse = inverse.view(shape);
+  if (return_inverse || return_counts) {
+    auto [all_inverse, all_counts] = run_inverse_and_counts(starts, order, values.numel());
+    if (return_inverse) inverse = all_inverse.view(shape);
+    if (return_counts) counts = all_counts;
   }
-  if (return_counts) counts = at::zeros({values.numel()}, group.options()).index_add_(0, group, at::ones_like(group));
   return {values, inverse, counts};
 }
 
@@ -161,10 +166,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_slices(const at::Tensor& s
   }
   at::Tensor starts = at::ones({n}, self.options().dtype(c10::kBool));
   if (n > 1) starts.narrow(0, 1, n - 1).copy_((rows.narrow(0, 1, n - 1) != rows.narrow(0, 0, n - 1)).any(1));
-  at::Tensor group = starts.to(c10::kLong).cumsum(0).sub_(1);
-  at::Tensor inverse = order.defined() ? at::empty({n}, long_options).scatter_(0, order, group) : group;
   at::Tensor values = rows.index_select(0, starts.nonzero().squeeze(1));
-  at::Tensor counts = at::zeros({values.size(0)}, long_options).index_add_(0, group, at::ones_like(group));
+  auto [inverse, counts] = run_inverse_and_counts(starts, order, values.size(0));
   sizes[0] = values.size(0);
   return {values.view(sizes).movedim(0, dim), inverse, counts};
 }
