@@ -30,6 +30,16 @@ size_t group_size(const runtime::Kernel& kernel, uint64_t work) {
   return local;
 }
 
+// How many accumulators a CPU work-item keeps side by side (LANES of a dense run, COLS of a
+// strip): `registers` vector registers' worth, enough independent chains to hide the latency of
+// vector adds while they stay in registers.
+uint64_t accumulator_count(const runtime::DeviceProperties& props, const ReduceSpec& spec, uint64_t registers) {
+  const uint64_t budget = registers * props.native_float_vector_width * sizeof(float);
+  uint64_t count = 16;
+  while (count < 128 && count * 2 * spec.accumulator_bytes <= budget) count *= 2;
+  return count;
+}
+
 }  // namespace
 
 void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_t param) {
@@ -79,12 +89,20 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
 
   // CPU devices: one work-item per work-group, walking its elements in memory order.
   const bool dense_run = props.type == "cpu";
-  std::string options = " -DNARGS=1 -DWG=" + std::to_string(kWorkGroup) + (dense_run ? " -DDENSE_RUN=1" : "");
   const char* out_token = dtype_token(iter.dtype(0));
   const char* in_token = dtype_token(iter.dtype(input));
   const char* ct_token = dtype_token(spec.compute);
   TORCH_CHECK_NOT_IMPLEMENTED(out_token && in_token && ct_token, spec.name, " on ocl does not support dtype ",
                               iter.dtype(input));
+  std::string options = " -DNARGS=1 -DWG=" + std::to_string(kWorkGroup);
+  if (dense_run) {
+    options += " -DDENSE_RUN=1 -DLANES=" + std::to_string(accumulator_count(props, spec, 4));
+    // Inputs already in the compute type are read as OpenCL vectors of the device's width
+    // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
+    const uint64_t width = std::min<uint64_t>(16, props.native_float_vector_width * sizeof(float) /
+                                                      c10::elementSize(spec.compute));
+    if (iter.dtype(input) == spec.compute && width > 1) options += " -DVECTOR_WIDTH=" + std::to_string(width);
+  }
   options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
   auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };
   runtime::BufferRef out = ref(0), in = d.inner ? ref(input) : out, out2 = noutputs == 2 ? ref(1) : out;
@@ -95,11 +113,9 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
       !(d.inner_ndim == 1 && d.in_inner_strides[0] == in_size)) {
     // Adjacent outputs are adjacent in the input: a work-item reduces a strip of `width` of them
     // side by side (cl/reduce.cl, _cols). Wide strips read many cache lines per page of each
-    // input row (columns 16 wide ran 3x slower); the accumulators must stay in registers, and
-    // every compute unit needs strips.
+    // input row (columns 16 wide ran 3x slower), and every compute unit needs strips.
     const uint64_t row = d.outer_sizes[0];
-    uint64_t width = 16;
-    while (width < 128 && width * 2 * spec.accumulator_bytes <= 512) width *= 2;
+    uint64_t width = accumulator_count(props, spec, 8);
     while (width > 16 && d.num_outputs / width < props.compute_units * 4) width /= 2;
     runtime::Kernel& cols = get_kernel(device, "reduce.cl", options + " -DCOLS=" + std::to_string(width),
                                        std::string("r_") + spec.name + "_cols");
