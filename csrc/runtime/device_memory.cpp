@@ -21,6 +21,7 @@ std::string mib(size_t bytes) {
   s << std::fixed << bytes / 1048576.0 << " MiB";
   return s.str();
 }
+
 // A CPU device's buffers are host memory. Backing them with memory we map ourselves lets the
 // kernel use 2 MiB pages for them: PoCL's own allocations get 4 KiB pages, and walking 16 MiB of
 // those costs a TLB miss per page (a 16 MiB sum ran 17 % faster on huge pages).
