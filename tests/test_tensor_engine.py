@@ -217,3 +217,25 @@ def test_sort_and_topk(native_only):
     ev, _ = x.topk(4, 1)  # the CPU leaves the order of ties unspecified; ocl keeps them stable
     stable = x.sort(dim=1, descending=True, stable=True)[1][:, :4]
     assert torch.equal(v.cpu().nan_to_num(), ev.nan_to_num()) and torch.equal(i.cpu(), stable)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_reductions_over_runs_of_every_length(native_only, dtype):
+    # Row lengths around the vector blocks of a CPU device's dense runs (whole blocks, then a
+    # scalar tail), with NaN and infinities in the blocks, in the tails and at the ends.
+    for length in (1, 15, 16, 63, 64, 65, 200, 2055):
+        x = (torch.randn(6, length, dtype=torch.float64) * 4).to(dtype)
+        if dtype.is_floating_point:
+            x[1, length // 2] = float("nan")
+            x[2, -1] = float("nan")
+            x[3, 0] = float("inf")
+            x[4, -1] = float("-inf")
+        d = x.to("ocl")
+        ops = [lambda t: t.sum(-1), lambda t: t.amax(-1), lambda t: t.amin(-1), lambda t: t.sum(), lambda t: t.amax()]
+        if dtype.is_floating_point:
+            ops += [lambda t: t.mean(-1), lambda t: t.nansum(-1), lambda t: t.norm(dim=-1),
+                    lambda t: t.norm(1, dim=-1), lambda t: (1 + t / 64).prod(-1)]
+        # float32 sums of a few thousand values differ from the CPU's in the order of summation.
+        tol = dict(rtol=1e-4, atol=1e-3) if dtype == torch.float32 else {}
+        for op in ops:
+            torch.testing.assert_close(op(d).cpu(), op(x), equal_nan=True, **tol)
