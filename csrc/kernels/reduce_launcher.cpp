@@ -132,18 +132,15 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   at::Tensor partials;
   runtime::BufferRef part = out;
   if (d.chunks > 1) {
+    TORCH_INTERNAL_ASSERT(d.num_outputs <= runtime::kSplitCounters, "a split reduction with too many outputs");
     partials = at::empty({static_cast<int64_t>(d.num_outputs * d.chunks * spec.accumulator_bytes)},
                          iter.output(0).options().dtype(at::kByte));
     part = device.memory().resolve(partials.data_ptr());
   }
   cl_ulong part_off = part.offset;
+  cl_mem arrivals = device.split_counters(static_cast<int>(core::current_stream(index).id()));
   runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem,
-                  in_off, part.mem, part_off, param);
-  if (d.chunks > 1) {
-    runtime::Kernel& finish = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_finish");
-    runtime::launch(finish, queue, d.num_outputs, dense_run ? 1 : group_size(finish, d.chunks), d, out.mem, out_off, out2.mem, out2_off, part.mem,
-                    part_off, param);
-  }
+                  in_off, part.mem, part_off, arrivals, param);
 }
 
 }  // namespace drawbridge::kernels

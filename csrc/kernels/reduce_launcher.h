@@ -3,8 +3,8 @@
 // The iterator comes from at::native::make_reduction: its outputs have stride 0 along the
 // reduced dimensions. Those dimensions become the "inner" loop of a work-group; the others
 // number the output elements. When there are few outputs and many elements to reduce, the work
-// is split into chunks whose partial accumulators a second kernel merges, so every compute unit
-// has work.
+// is split into chunks, so every compute unit has work; the last chunk of an output to finish
+// merges the chunks' accumulators in the same launch.
 #pragma once
 
 #include <ATen/TensorIterator.h>

@@ -2,9 +2,9 @@
 // per_group output elements when there are many.
 //
 // The launcher splits at::TensorIterator's dimensions into "outer" ones (one output element per
-// index) and "inner" ones (reduced). With CHUNKS > 1 a first pass writes one accumulator per
-// chunk to a scratch buffer and r_<name>_finish merges them; otherwise the first pass writes
-// the result. T0 is the output, T1 the input, CT the type elements are accumulated in; a second
+// index) and "inner" ones (reduced). With chunks > 1 each chunk writes its accumulator to a
+// scratch buffer and the last chunk of an output to finish (counted in `arrivals`, zero between
+// launches) merges them, in the same launch; otherwise a work-group writes the result. T0 is the output, T1 the input, CT the type elements are accumulated in; a second
 // output (indices, int64) is written by ops that return one.
 // On CPU devices (DENSE_RUN=1) a work-group is one work-item that walks its chunk in order, so
 // memory is read sequentially; GPUs interleave the work-items of a group for coalesced loads.
@@ -142,7 +142,7 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
 #endif
 
 // REDUCTION(name, acc_t, init, accumulate(acc, x, j), merge(acc, other), project(acc), index,
-// run) defines r_<name> and r_<name>_finish. x is an element in ct, j its index among the
+// run) defines r_<name> and r_<name>_cols. x is an element in ct, j its index among the
 // reduced elements, p a parameter (bits of a ct). project yields the value stored in T0; INDEX(acc)
 // the int64 stored in the second output, when the op has one; run is LANE_RUN or VECTOR_RUN.
 #define REDUCTION(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN)                                \
@@ -172,8 +172,9 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
   }                                                                                                    \
   __kernel void r_##name(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
                          ulong out2_off, __global char* in_base, ulong in_off, __global char* part_base,  \
-                         ulong part_off, ulong p_bits) {                                               \
+                         ulong part_off, __global volatile uint* arrivals, ulong p_bits) {             \
     __local acc_t scratch[WG];                                                                         \
+    __local int last_chunk;                                                                            \
     ct p = bits_to_ct(p_bits);                                                                         \
     ulong g = get_group_id(0);                                                                         \
     ulong c = g % d.chunks, first = (g / d.chunks) * d.per_group;                                      \
@@ -191,11 +192,31 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
       }                                                                                                \
     }                                                                                                  \
     acc = name##_tree(scratch, acc, p);                                                                \
-    if (get_local_id(0) == 0) {                                                                        \
-      if (d.chunks > 1)                                                                                \
-        ((__global acc_t*)(part_base + part_off))[g] = acc;                                            \
-      else                                                                                             \
-        name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                         \
+    if (d.chunks > 1) {                                                                                \
+      /* Each chunk leaves its accumulator and counts itself in; the last of an output to arrive */   \
+      /* merges them all and sets the count back to 0 for the next launch. */                         \
+      __global acc_t* part = (__global acc_t*)(part_base + part_off) + o * d.chunks;                  \
+      if (get_local_id(0) == 0) {                                                                      \
+        part[c] = acc;                                                                                 \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                               \
+        last_chunk = atomic_inc(&arrivals[o]) == d.chunks - 1;                                         \
+      }                                                                                                \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+      if (last_chunk) {                                                                                \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                               \
+        acc = INIT;                                                                                    \
+        for (ulong k = get_local_id(0); k < d.chunks; k += get_local_size(0)) {                        \
+          acc_t other = ((__global volatile acc_t*)part)[k];                                           \
+          MERGE;                                                                                       \
+        }                                                                                              \
+        acc = name##_tree(scratch, acc, p);                                                            \
+        if (get_local_id(0) == 0) {                                                                    \
+          name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                       \
+          arrivals[o] = 0;                                                                             \
+        }                                                                                              \
+      }                                                                                                \
+    } else if (get_local_id(0) == 0) {                                                                 \
+      name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                           \
     }                                                                                                  \
     barrier(CLK_LOCAL_MEM_FENCE); /* the next output reuses the scratch */                             \
     }                                                                                                  \
@@ -233,21 +254,6 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
     }                                                                                                  \
     for (ulong u = 0; u < count; ++u)                                                                  \
       name##_store(&d, first + u, lanes[u], p, out_base + out_off, out2_base + out2_off);              \
-  }                                                                                                    \
-  __kernel void r_##name##_finish(ReduceDesc d, __global char* out_base, ulong out_off,                \
-                                  __global char* out2_base, ulong out2_off, __global char* part_base,  \
-                                  ulong part_off, ulong p_bits) {                                      \
-    __local acc_t scratch[WG];                                                                         \
-    ct p = bits_to_ct(p_bits);                                                                         \
-    ulong o = get_group_id(0);                                                                         \
-    __global acc_t* part = (__global acc_t*)(part_base + part_off) + o * d.chunks;                     \
-    acc_t acc = INIT;                                                                                  \
-    for (ulong c = get_local_id(0); c < d.chunks; c += get_local_size(0)) {                            \
-      acc_t other = part[c];                                                                           \
-      MERGE;                                                                                           \
-    }                                                                                                  \
-    acc = name##_tree(scratch, acc, p);                                                                \
-    if (get_local_id(0) == 0) name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);   \
   }
 
 #define HAS_INDEX 0
