@@ -102,3 +102,32 @@ def test_mlp_trains_with_losses_equal_to_cpu():
     assert ocl_losses[-1] < ocl_losses[0]
     for p in ocl_model.parameters():
         assert p.device.type == "ocl" and p.grad.device.type == "ocl"
+
+
+def test_complex_tensors_take_the_fallback_through_native_ops():
+    # Native kernels are real-only; given complex operands, ops that have one (mul, add, sum,
+    # matmul, where, cumsum, ...) run on the CPU like ops without one, instead of raising.
+    x = torch.randn(2, 8, 6)
+    angles = torch.polar(torch.ones(8, 3), torch.randn(8, 3))
+    drawbridge.set_fallback_mode("silent")
+    drawbridge.reset_fallback_report()
+    try:
+        # rotary embeddings as LLaMA writes them: complex multiply of a complex view
+        z = torch.view_as_complex(x.to("ocl").reshape(2, 8, 3, 2)) * angles.to("ocl")
+        rotated = torch.view_as_real(z).flatten(2)
+        expected = torch.view_as_real(torch.view_as_complex(x.reshape(2, 8, 3, 2)) * angles).flatten(2)
+        torch.testing.assert_close(rotated.cpu(), expected)
+        a = torch.randn(4, 4, dtype=torch.complex64)
+        d = a.to("ocl")
+        for op in (lambda t: t + 2 * t, lambda t: t.sum(0), lambda t: t @ t, lambda t: t.abs(),
+                   lambda t: torch.where(t.real > 0, t, 0 * t), lambda t: t.cumsum(1), lambda t: t.exp()):
+            torch.testing.assert_close(op(d).cpu(), op(a))
+        d.mul_(d)
+        torch.testing.assert_close(d.cpu(), a * a)
+        assert drawbridge.fallback_report().get("aten::mul.Tensor", 0) >= 1
+        drawbridge.set_fallback_mode("error")
+        with pytest.raises(NotImplementedError, match="mul.Tensor"):
+            d * d
+        assert (torch.ones(3, device="ocl") * 2).cpu().tolist() == [2, 2, 2]  # real ops stay native
+    finally:
+        drawbridge.set_fallback_mode("silent")

@@ -50,15 +50,26 @@ void note_fallback(const std::string& full) {
                "synchronization. DRAWBRIDGE_FALLBACK=silent hides this warning, =error forbids the fallback.");
 }
 
-namespace {
-
-void ocl_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   note_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
   at::native::cpu_fallback(op, stack);
 }
 
-}  // namespace
+const c10::OperatorHandle& find_aten_op(const std::string& registered_name) {
+  static std::mutex mutex;
+  static std::map<std::string, c10::OperatorHandle> found;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = found.find(registered_name);
+  if (it == found.end()) {
+    const size_t dot = registered_name.find('.');
+    const std::string name = "aten::" + registered_name.substr(0, dot);
+    const std::string overload = dot == std::string::npos ? "" : registered_name.substr(dot + 1);
+    it = found.emplace(registered_name, c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str()))
+             .first;
+  }
+  return it->second;
+}
 
 FallbackMode fallback_mode() { return mode().load(); }
 void set_fallback_mode(FallbackMode m) { mode().store(m); }
@@ -74,7 +85,7 @@ void reset_fallback_counts() {
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&ocl_cpu_fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
 
 }  // namespace drawbridge::core

@@ -5,6 +5,7 @@
 #include <ATen/native/BinaryOps.h>
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -135,13 +136,13 @@ template <int I>
 void register_one(torch::Library& m) {
   const BinaryOp& op = kOps[I];
   if (op.scalar_other) {
-    if (op.functional) m.impl(op.functional, TORCH_FN((binary<I, c10::Scalar>)));
-    if (op.inplace) m.impl(op.inplace, TORCH_FN((binary_<I, c10::Scalar>)));
-    if (op.out) m.impl(op.out, TORCH_FN((binary_out<I, c10::Scalar>)));
+    if (op.functional) core::register_real_kernel<&binary<I, c10::Scalar>>(m, op.functional);
+    if (op.inplace) core::register_real_kernel<&binary_<I, c10::Scalar>>(m, op.inplace);
+    if (op.out) core::register_real_kernel<&binary_out<I, c10::Scalar>>(m, op.out);
   } else {
-    if (op.functional) m.impl(op.functional, TORCH_FN((binary<I, at::Tensor>)));
-    if (op.inplace) m.impl(op.inplace, TORCH_FN((binary_<I, at::Tensor>)));
-    if (op.out) m.impl(op.out, TORCH_FN((binary_out<I, at::Tensor>)));
+    if (op.functional) core::register_real_kernel<&binary<I, at::Tensor>>(m, op.functional);
+    if (op.inplace) core::register_real_kernel<&binary_<I, at::Tensor>>(m, op.inplace);
+    if (op.out) core::register_real_kernel<&binary_out<I, at::Tensor>>(m, op.out);
   }
 }
 
@@ -238,19 +239,19 @@ at::Tensor& pow_scalar_base_out(const c10::Scalar& base, const at::Tensor& expon
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_all(m, std::make_integer_sequence<int, sizeof(kOps) / sizeof(kOps[0])>());
-  m.impl("add.Tensor", TORCH_FN(add_sub<false>));
-  m.impl("add_.Tensor", TORCH_FN(add_sub_<false>));
-  m.impl("add.out", TORCH_FN(add_sub_out<false>));
-  m.impl("sub.Tensor", TORCH_FN(add_sub<true>));
-  m.impl("sub_.Tensor", TORCH_FN(add_sub_<true>));
-  m.impl("sub.out", TORCH_FN(add_sub_out<true>));
-  m.impl("rsub.Tensor", TORCH_FN(rsub));
-  m.impl("rsub.Tensor_out", TORCH_FN(rsub_out));
-  m.impl("div.Tensor_mode", TORCH_FN(div_mode));
-  m.impl("div_.Tensor_mode", TORCH_FN(div_mode_));
-  m.impl("div.out_mode", TORCH_FN(div_mode_out));
-  m.impl("pow.Scalar", TORCH_FN(pow_scalar_base));
-  m.impl("pow.Scalar_out", TORCH_FN(pow_scalar_base_out));
+  core::register_real_kernel<&add_sub<false>>(m, "add.Tensor");
+  core::register_real_kernel<&add_sub_<false>>(m, "add_.Tensor");
+  core::register_real_kernel<&add_sub_out<false>>(m, "add.out");
+  core::register_real_kernel<&add_sub<true>>(m, "sub.Tensor");
+  core::register_real_kernel<&add_sub_<true>>(m, "sub_.Tensor");
+  core::register_real_kernel<&add_sub_out<true>>(m, "sub.out");
+  core::register_real_kernel<&rsub>(m, "rsub.Tensor");
+  core::register_real_kernel<&rsub_out>(m, "rsub.Tensor_out");
+  core::register_real_kernel<&div_mode>(m, "div.Tensor_mode");
+  core::register_real_kernel<&div_mode_>(m, "div_.Tensor_mode");
+  core::register_real_kernel<&div_mode_out>(m, "div.out_mode");
+  core::register_real_kernel<&pow_scalar_base>(m, "pow.Scalar");
+  core::register_real_kernel<&pow_scalar_base_out>(m, "pow.Scalar_out");
 }
 
 }  // namespace drawbridge::ops

@@ -6,6 +6,7 @@
 
 #include "core/device_state.h"
 #include "kernels/blas.h"
+#include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
@@ -267,29 +268,29 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, s
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm", TORCH_FN(mm));
-  m.impl("mm.out", TORCH_FN(mm_out));
-  m.impl("addmm", TORCH_FN(addmm));
-  m.impl("addmm_", TORCH_FN(addmm_));
-  m.impl("addmm.out", TORCH_FN(addmm_out));
-  m.impl("bmm", TORCH_FN(bmm));
-  m.impl("bmm.out", TORCH_FN(bmm_out));
-  m.impl("baddbmm", TORCH_FN(baddbmm));
-  m.impl("baddbmm_", TORCH_FN(baddbmm_));
-  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
-  m.impl("addbmm", TORCH_FN(addbmm));
-  m.impl("addbmm_", TORCH_FN(addbmm_));
-  m.impl("addbmm.out", TORCH_FN(addbmm_out));
-  m.impl("mv", TORCH_FN(mv));
-  m.impl("mv.out", TORCH_FN(mv_out));
-  m.impl("addmv", TORCH_FN(addmv));
-  m.impl("addmv_", TORCH_FN(addmv_));
-  m.impl("addmv.out", TORCH_FN(addmv_out));
-  m.impl("dot", TORCH_FN(dot));
-  m.impl("vdot", TORCH_FN(dot));
-  m.impl("linalg_cross", TORCH_FN(linalg_cross));
-  m.impl("linalg_cross.out", TORCH_FN(linalg_cross_out));
-  m.impl("_cdist_forward", TORCH_FN(cdist_forward));
+  core::register_real_kernel<&mm>(m, "mm");
+  core::register_real_kernel<&mm_out>(m, "mm.out");
+  core::register_real_kernel<&addmm>(m, "addmm");
+  core::register_real_kernel<&addmm_>(m, "addmm_");
+  core::register_real_kernel<&addmm_out>(m, "addmm.out");
+  core::register_real_kernel<&bmm>(m, "bmm");
+  core::register_real_kernel<&bmm_out>(m, "bmm.out");
+  core::register_real_kernel<&baddbmm>(m, "baddbmm");
+  core::register_real_kernel<&baddbmm_>(m, "baddbmm_");
+  core::register_real_kernel<&baddbmm_out>(m, "baddbmm.out");
+  core::register_real_kernel<&addbmm>(m, "addbmm");
+  core::register_real_kernel<&addbmm_>(m, "addbmm_");
+  core::register_real_kernel<&addbmm_out>(m, "addbmm.out");
+  core::register_real_kernel<&mv>(m, "mv");
+  core::register_real_kernel<&mv_out>(m, "mv.out");
+  core::register_real_kernel<&addmv>(m, "addmv");
+  core::register_real_kernel<&addmv_>(m, "addmv_");
+  core::register_real_kernel<&addmv_out>(m, "addmv.out");
+  core::register_real_kernel<&dot>(m, "dot");
+  core::register_real_kernel<&dot, 1>(m, "vdot");
+  core::register_real_kernel<&linalg_cross>(m, "linalg_cross");
+  core::register_real_kernel<&linalg_cross_out>(m, "linalg_cross.out");
+  core::register_real_kernel<&cdist_forward>(m, "_cdist_forward");
 }
 
 }  // namespace drawbridge::ops

@@ -10,6 +10,7 @@
 
 #include "kernels/pointwise_launcher.h"
 #include "kernels/reduce_launcher.h"
+#include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
@@ -354,59 +355,59 @@ at::Tensor trace(const at::Tensor& self) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sum.dim_IntList", TORCH_FN(sum));
-  m.impl("sum.IntList_out", TORCH_FN(sum_out));
-  m.impl("sum", TORCH_FN(sum_all));
-  m.impl("nansum", TORCH_FN(nansum));
-  m.impl("nansum.out", TORCH_FN(nansum_out));
-  m.impl("mean.dim", TORCH_FN(mean));
-  m.impl("mean.out", TORCH_FN(mean_out));
-  m.impl("prod.dim_int", TORCH_FN(prod_dim));
-  m.impl("prod.int_out", TORCH_FN(prod_out));
-  m.impl("prod", TORCH_FN(prod_all));
-  m.impl("amax", TORCH_FN(amax<true>));
-  m.impl("amax.out", TORCH_FN(amax_out<true>));
-  m.impl("amin", TORCH_FN(amax<false>));
-  m.impl("amin.out", TORCH_FN(amax_out<false>));
-  m.impl("max", TORCH_FN(max_all<true>));
-  m.impl("min", TORCH_FN(max_all<false>));
-  m.impl("max.dim", TORCH_FN(max_dim<true>));
-  m.impl("max.dim_max", TORCH_FN(max_dim_out<true>));
-  m.impl("min.dim", TORCH_FN(max_dim<false>));
-  m.impl("min.dim_min", TORCH_FN(max_dim_out<false>));
-  m.impl("argmax", TORCH_FN(argmax<true>));
-  m.impl("argmax.out", TORCH_FN(argmax_out<true>));
-  m.impl("argmin", TORCH_FN(argmax<false>));
-  m.impl("argmin.out", TORCH_FN(argmax_out<false>));
-  m.impl("any.dims", TORCH_FN(any_dims<true>));
-  m.impl("any.dims_out", TORCH_FN(any_dims_out<true>));
-  m.impl("any.dim", TORCH_FN(any_dim<true>));
-  m.impl("any.out", TORCH_FN(any_dim_out<true>));
-  m.impl("any", TORCH_FN(any_all<true>));
-  m.impl("any.all_out", TORCH_FN(any_all_out<true>));
-  m.impl("all.dims", TORCH_FN(any_dims<false>));
-  m.impl("all.dims_out", TORCH_FN(any_dims_out<false>));
-  m.impl("all.dim", TORCH_FN(any_dim<false>));
-  m.impl("all.out", TORCH_FN(any_dim_out<false>));
-  m.impl("all", TORCH_FN(any_all<false>));
-  m.impl("all.all_out", TORCH_FN(any_all_out<false>));
-  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero));
-  m.impl("var.correction", TORCH_FN(var<false>));
-  m.impl("var.correction_out", TORCH_FN(var_out<false>));
-  m.impl("std.correction", TORCH_FN(var<true>));
-  m.impl("std.correction_out", TORCH_FN(var_out<true>));
-  m.impl("var_mean.correction", TORCH_FN(var_mean<false>));
-  m.impl("std_mean.correction", TORCH_FN(var_mean<true>));
-  m.impl("linalg_vector_norm", TORCH_FN(vector_norm));
-  m.impl("linalg_vector_norm.out", TORCH_FN(vector_norm_out));
-  m.impl("norm.ScalarOpt_dim", TORCH_FN(norm_dim));
-  m.impl("norm.out", TORCH_FN(norm_dim_out));
-  m.impl("norm.ScalarOpt_dim_dtype", TORCH_FN(norm_dim_dtype));
-  m.impl("norm.dtype_out", TORCH_FN(norm_dim_dtype_out));
-  m.impl("equal", TORCH_FN(equal));
-  m.impl("aminmax", TORCH_FN(aminmax));
-  m.impl("aminmax.out", TORCH_FN(aminmax_out));
-  m.impl("trace", TORCH_FN(trace));
+  core::register_real_kernel<&sum>(m, "sum.dim_IntList");
+  core::register_real_kernel<&sum_out>(m, "sum.IntList_out");
+  core::register_real_kernel<&sum_all>(m, "sum");
+  core::register_real_kernel<&nansum>(m, "nansum");
+  core::register_real_kernel<&nansum_out>(m, "nansum.out");
+  core::register_real_kernel<&mean>(m, "mean.dim");
+  core::register_real_kernel<&mean_out>(m, "mean.out");
+  core::register_real_kernel<&prod_dim>(m, "prod.dim_int");
+  core::register_real_kernel<&prod_out>(m, "prod.int_out");
+  core::register_real_kernel<&prod_all>(m, "prod");
+  core::register_real_kernel<&amax<true>>(m, "amax");
+  core::register_real_kernel<&amax_out<true>>(m, "amax.out");
+  core::register_real_kernel<&amax<false>>(m, "amin");
+  core::register_real_kernel<&amax_out<false>>(m, "amin.out");
+  core::register_real_kernel<&max_all<true>>(m, "max");
+  core::register_real_kernel<&max_all<false>>(m, "min");
+  core::register_real_kernel<&max_dim<true>>(m, "max.dim");
+  core::register_real_kernel<&max_dim_out<true>>(m, "max.dim_max");
+  core::register_real_kernel<&max_dim<false>>(m, "min.dim");
+  core::register_real_kernel<&max_dim_out<false>>(m, "min.dim_min");
+  core::register_real_kernel<&argmax<true>>(m, "argmax");
+  core::register_real_kernel<&argmax_out<true>>(m, "argmax.out");
+  core::register_real_kernel<&argmax<false>>(m, "argmin");
+  core::register_real_kernel<&argmax_out<false>>(m, "argmin.out");
+  core::register_real_kernel<&any_dims<true>>(m, "any.dims");
+  core::register_real_kernel<&any_dims_out<true>>(m, "any.dims_out");
+  core::register_real_kernel<&any_dim<true>>(m, "any.dim");
+  core::register_real_kernel<&any_dim_out<true>>(m, "any.out");
+  core::register_real_kernel<&any_all<true>>(m, "any");
+  core::register_real_kernel<&any_all_out<true>>(m, "any.all_out");
+  core::register_real_kernel<&any_dims<false>>(m, "all.dims");
+  core::register_real_kernel<&any_dims_out<false>>(m, "all.dims_out");
+  core::register_real_kernel<&any_dim<false>>(m, "all.dim");
+  core::register_real_kernel<&any_dim_out<false>>(m, "all.out");
+  core::register_real_kernel<&any_all<false>>(m, "all");
+  core::register_real_kernel<&any_all_out<false>>(m, "all.all_out");
+  core::register_real_kernel<&count_nonzero>(m, "count_nonzero.dim_IntList");
+  core::register_real_kernel<&var<false>>(m, "var.correction");
+  core::register_real_kernel<&var_out<false>>(m, "var.correction_out");
+  core::register_real_kernel<&var<true>>(m, "std.correction");
+  core::register_real_kernel<&var_out<true>>(m, "std.correction_out");
+  core::register_real_kernel<&var_mean<false>>(m, "var_mean.correction");
+  core::register_real_kernel<&var_mean<true>>(m, "std_mean.correction");
+  core::register_real_kernel<&vector_norm>(m, "linalg_vector_norm");
+  core::register_real_kernel<&vector_norm_out>(m, "linalg_vector_norm.out");
+  core::register_real_kernel<&norm_dim>(m, "norm.ScalarOpt_dim");
+  core::register_real_kernel<&norm_dim_out>(m, "norm.out");
+  core::register_real_kernel<&norm_dim_dtype>(m, "norm.ScalarOpt_dim_dtype");
+  core::register_real_kernel<&norm_dim_dtype_out>(m, "norm.dtype_out");
+  core::register_real_kernel<&equal>(m, "equal");
+  core::register_real_kernel<&aminmax>(m, "aminmax");
+  core::register_real_kernel<&aminmax_out>(m, "aminmax.out");
+  core::register_real_kernel<&trace>(m, "trace");
 }
 
 }  // namespace drawbridge::ops

@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
@@ -149,26 +150,26 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cumsum", TORCH_FN(scan<0>));
-  m.impl("cumsum_", TORCH_FN(scan_<0>));
-  m.impl("cumsum.out", TORCH_FN(scan_out<0>));
-  m.impl("cumprod", TORCH_FN(scan<1>));
-  m.impl("cumprod_", TORCH_FN(scan_<1>));
-  m.impl("cumprod.out", TORCH_FN(scan_out<1>));
-  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
-  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
-  m.impl("_softmax", TORCH_FN(softmax<false>));
-  m.impl("_softmax.out", TORCH_FN(softmax_out<false>));
-  m.impl("_log_softmax", TORCH_FN(softmax<true>));
-  m.impl("_log_softmax.out", TORCH_FN(softmax_out<true>));
-  m.impl("_softmax_backward_data", TORCH_FN(softmax_backward<false>));
-  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out<false>));
-  m.impl("_log_softmax_backward_data", TORCH_FN(softmax_backward<true>));
-  m.impl("_log_softmax_backward_data.out", TORCH_FN(softmax_backward_out<true>));
-  m.impl("_cummax_helper", TORCH_FN(cumulative_extreme<true>));
-  m.impl("_cummin_helper", TORCH_FN(cumulative_extreme<false>));
-  m.impl("mode", TORCH_FN(mode));
-  m.impl("mode.values", TORCH_FN(mode_out));
+  core::register_real_kernel<&scan<0>>(m, "cumsum");
+  core::register_real_kernel<&scan_<0>>(m, "cumsum_");
+  core::register_real_kernel<&scan_out<0>>(m, "cumsum.out");
+  core::register_real_kernel<&scan<1>>(m, "cumprod");
+  core::register_real_kernel<&scan_<1>>(m, "cumprod_");
+  core::register_real_kernel<&scan_out<1>>(m, "cumprod.out");
+  core::register_real_kernel<&logcumsumexp>(m, "_logcumsumexp");
+  core::register_real_kernel<&logcumsumexp_out>(m, "_logcumsumexp.out");
+  core::register_real_kernel<&softmax<false>>(m, "_softmax");
+  core::register_real_kernel<&softmax_out<false>>(m, "_softmax.out");
+  core::register_real_kernel<&softmax<true>>(m, "_log_softmax");
+  core::register_real_kernel<&softmax_out<true>>(m, "_log_softmax.out");
+  core::register_real_kernel<&softmax_backward<false>>(m, "_softmax_backward_data");
+  core::register_real_kernel<&softmax_backward_out<false>>(m, "_softmax_backward_data.out");
+  core::register_real_kernel<&softmax_backward<true>>(m, "_log_softmax_backward_data");
+  core::register_real_kernel<&softmax_backward_out<true>>(m, "_log_softmax_backward_data.out");
+  core::register_real_kernel<&cumulative_extreme<true>>(m, "_cummax_helper");
+  core::register_real_kernel<&cumulative_extreme<false>>(m, "_cummin_helper");
+  core::register_real_kernel<&mode>(m, "mode");
+  core::register_real_kernel<&mode_out>(m, "mode.values");
 }
 
 }  // namespace drawbridge::ops

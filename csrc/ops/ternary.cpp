@@ -1,6 +1,7 @@
 // Ternary elementwise ops (cl/ternary.cl): where, addcmul, addcdiv, lerp.
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -163,27 +164,27 @@ at::Tensor& clamp_max_tensor_out(const at::Tensor& self, const at::Tensor& hi, a
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("where.self", TORCH_FN(where));
-  m.impl("where.self_out", TORCH_FN(where_out));
-  m.impl("addcmul", TORCH_FN(addc<false>));
-  m.impl("addcmul_", TORCH_FN(addc_<false>));
-  m.impl("addcmul.out", TORCH_FN(addc_out<false>));
-  m.impl("addcdiv", TORCH_FN(addc<true>));
-  m.impl("addcdiv_", TORCH_FN(addc_<true>));
-  m.impl("addcdiv.out", TORCH_FN(addc_out<true>));
-  m.impl("lerp.Scalar", TORCH_FN(lerp<c10::Scalar>));
-  m.impl("lerp_.Scalar", TORCH_FN(lerp_<c10::Scalar>));
-  m.impl("lerp.Scalar_out", TORCH_FN(lerp_out<c10::Scalar>));
-  m.impl("lerp.Tensor", TORCH_FN(lerp<at::Tensor>));
-  m.impl("lerp_.Tensor", TORCH_FN(lerp_<at::Tensor>));
-  m.impl("lerp.Tensor_out", TORCH_FN(lerp_out<at::Tensor>));
-  m.impl("clamp.Tensor", TORCH_FN(clamp_tensor));
-  m.impl("clamp_.Tensor", TORCH_FN(clamp_tensor_));
-  m.impl("clamp.Tensor_out", TORCH_FN(clamp_tensor_out));
-  m.impl("clamp_min.Tensor", TORCH_FN(clamp_min_tensor));
-  m.impl("clamp_min.Tensor_out", TORCH_FN(clamp_min_tensor_out));
-  m.impl("clamp_max.Tensor", TORCH_FN(clamp_max_tensor));
-  m.impl("clamp_max.Tensor_out", TORCH_FN(clamp_max_tensor_out));
+  core::register_real_kernel<&where>(m, "where.self");
+  core::register_real_kernel<&where_out>(m, "where.self_out");
+  core::register_real_kernel<&addc<false>>(m, "addcmul");
+  core::register_real_kernel<&addc_<false>>(m, "addcmul_");
+  core::register_real_kernel<&addc_out<false>>(m, "addcmul.out");
+  core::register_real_kernel<&addc<true>>(m, "addcdiv");
+  core::register_real_kernel<&addc_<true>>(m, "addcdiv_");
+  core::register_real_kernel<&addc_out<true>>(m, "addcdiv.out");
+  core::register_real_kernel<&lerp<c10::Scalar>>(m, "lerp.Scalar");
+  core::register_real_kernel<&lerp_<c10::Scalar>>(m, "lerp_.Scalar");
+  core::register_real_kernel<&lerp_out<c10::Scalar>>(m, "lerp.Scalar_out");
+  core::register_real_kernel<&lerp<at::Tensor>>(m, "lerp.Tensor");
+  core::register_real_kernel<&lerp_<at::Tensor>>(m, "lerp_.Tensor");
+  core::register_real_kernel<&lerp_out<at::Tensor>>(m, "lerp.Tensor_out");
+  core::register_real_kernel<&clamp_tensor>(m, "clamp.Tensor");
+  core::register_real_kernel<&clamp_tensor_>(m, "clamp_.Tensor");
+  core::register_real_kernel<&clamp_tensor_out>(m, "clamp.Tensor_out");
+  core::register_real_kernel<&clamp_min_tensor>(m, "clamp_min.Tensor");
+  core::register_real_kernel<&clamp_min_tensor_out>(m, "clamp_min.Tensor_out");
+  core::register_real_kernel<&clamp_max_tensor>(m, "clamp_max.Tensor");
+  core::register_real_kernel<&clamp_max_tensor_out>(m, "clamp_max.Tensor_out");
 }
 
 }  // namespace drawbridge::ops

@@ -4,6 +4,7 @@
 
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -157,29 +158,27 @@ at::Tensor& polygamma_(at::Tensor& self, int64_t n) {
   return self;
 }
 
+template <int I>
+void register_one(torch::Library& m) {
+  const std::string name = kOps[I].name;
+  core::register_real_kernel<&unary<I>>(m, name.c_str());
+  if (kOps[I].inplace_and_functional) core::register_real_kernel<&unary_<I>>(m, (name + "_").c_str());
+  core::register_real_kernel<&unary_out<I>>(m, (name + ".out").c_str());
+}
+
 template <int... I>
 void register_all(torch::Library& m, std::integer_sequence<int, I...>) {
-  auto one = [&m](const UnaryOp& op, auto fn, auto fn_, auto fn_out) {
-    std::string name = op.name;
-    if (op.inplace_and_functional) {
-      m.impl(name.c_str(), fn);
-      m.impl((name + "_").c_str(), fn_);
-    } else {
-      m.impl(name.c_str(), fn);
-    }
-    m.impl((name + ".out").c_str(), fn_out);
-  };
-  (one(kOps[I], TORCH_FN(unary<I>), TORCH_FN(unary_<I>), TORCH_FN(unary_out<I>)), ...);
+  (register_one<I>(m), ...);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_all(m, std::make_integer_sequence<int, sizeof(kOps) / sizeof(kOps[0])>());
-  m.impl("logical_not.out", TORCH_FN(logical_not_out));
-  m.impl("polygamma", TORCH_FN(polygamma));
-  m.impl("polygamma.out", TORCH_FN(polygamma_out));
-  m.impl("polygamma_", TORCH_FN(polygamma_));
+  core::register_real_kernel<&logical_not_out>(m, "logical_not.out");
+  core::register_real_kernel<&polygamma>(m, "polygamma");
+  core::register_real_kernel<&polygamma_out>(m, "polygamma.out");
+  core::register_real_kernel<&polygamma_>(m, "polygamma_");
 }
 
 }  // namespace drawbridge::ops

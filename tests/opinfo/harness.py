@@ -520,6 +520,10 @@ def markdown(results: dict) -> str:
         "gradients drawn once on the CPU, compared with the CPU's (forward and backward both native).",
         "An entry without autograd, with random results, or whose backward fails on the CPU is a skip.",
         "",
+        "Native kernels take real dtypes. Complex tensors are copied, viewed (`view_as_real`,",
+        "`view_as_complex`, `real`, `imag`) and conjugated natively; every other op given a complex",
+        "operand runs through the CPU fallback (not measured here).",
+        "",
         "| dtype | " + " | ".join(statuses) + " |",
         "|---|---|---|---|---|---|",
     ]
