@@ -47,36 +47,39 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
 }
 
 // The dense run [begin, end) of `in` that a CPU work-item reduces into acc, two ways.
+// Both merge their accumulators pairwise at the end: each step is whole-vector work, not a
+// chain of one merge per accumulator.
+#define MERGE_PAIRWISE(T, array, count, MERGE)                                                      \
+  _Pragma("unroll") for (int width = (count) / 2; width > 0; width /= 2) {                          \
+    _Pragma("unroll") for (int u = 0; u < width; ++u) {                                             \
+      T acc = array[u], other = array[u + width];                                                   \
+      MERGE;                                                                                        \
+      array[u] = acc;                                                                               \
+    }                                                                                               \
+  }
 // LANE_RUN: LANES independent accumulators over consecutive elements; unrolled, they live in
 // vector registers and vector loads feed them. Any accumulator type.
-#define LANE_RUN(acc_t, INIT, ACCUMULATE, MERGE)                                                      \
-  do {                                                                                                 \
-      acc_t lanes[LANES];                                                                              \
-      _Pragma("unroll") for (int u = 0; u < LANES; ++u) lanes[u] = INIT;                                                 \
-      ulong start = begin;                                                                             \
-      for (; start + LANES <= end; start += LANES) {                                                   \
-        _Pragma("unroll") for (int u = 0; u < LANES; ++u) {                                                              \
-          ulong j = start + u;                                                                         \
-          ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                            \
-          acc_t acc = lanes[u];                                                                        \
-          ACCUMULATE;                                                                                  \
-          lanes[u] = acc;                                                                              \
-        }                                                                                              \
-      }                                                                                                \
-      for (ulong j = start; j < end; ++j) {                                                            \
-        ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                              \
-        ACCUMULATE;                                                                                    \
-      }                                                                                                \
-      /* Merge the lanes pairwise: each step is whole-vector work, not a chain of LANES merges. */  \
-      _Pragma("unroll") for (int width = LANES / 2; width > 0; width /= 2) {                           \
-        _Pragma("unroll") for (int u = 0; u < width; ++u) {                                            \
-          acc_t acc = lanes[u], other = lanes[u + width];                                              \
-          MERGE;                                                                                       \
-          lanes[u] = acc;                                                                              \
-        }                                                                                              \
-      }                                                                                                \
-      acc_t other = lanes[0];                                                                          \
-      MERGE;                                                                                           \
+#define LANE_RUN(acc_t, INIT, ACCUMULATE, MERGE)                                                    \
+  do {                                                                                              \
+    acc_t lanes[LANES];                                                                             \
+    _Pragma("unroll") for (int u = 0; u < LANES; ++u) lanes[u] = INIT;                              \
+    ulong start = begin;                                                                            \
+    for (; start + LANES <= end; start += LANES) {                                                  \
+      _Pragma("unroll") for (int u = 0; u < LANES; ++u) {                                           \
+        ulong j = start + u;                                                                        \
+        ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                           \
+        acc_t acc = lanes[u];                                                                       \
+        ACCUMULATE;                                                                                 \
+        lanes[u] = acc;                                                                             \
+      }                                                                                             \
+    }                                                                                               \
+    for (ulong j = start; j < end; ++j) {                                                           \
+      ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                             \
+      ACCUMULATE;                                                                                   \
+    }                                                                                               \
+    MERGE_PAIRWISE(acc_t, lanes, LANES, MERGE);                                                     \
+    acc_t other = lanes[0];                                                                         \
+    MERGE;                                                                                          \
   } while (0)
 // VECTOR_RUN: for reductions whose accumulate and merge are elementwise expressions that also
 // hold for OpenCL vectors, with the accumulator in the compute type and an input already in it
@@ -125,13 +128,7 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
       ct x = run[j];                                                                                   \
       ACCUMULATE;                                                                                      \
     }                                                                                                  \
-    _Pragma("unroll") for (int width = VECTOR_COUNT / 2; width > 0; width /= 2) {                      \
-      _Pragma("unroll") for (int v = 0; v < width; ++v) {                                              \
-        ctv acc = vectors[v], other = vectors[v + width];                                              \
-        MERGE;                                                                                         \
-        vectors[v] = acc;                                                                              \
-      }                                                                                                \
-    }                                                                                                  \
+    MERGE_PAIRWISE(ctv, vectors, VECTOR_COUNT, MERGE);                                                 \
     CAT(ct_, VECTOR_WIDTH) CAT(fold_, VECTOR_WIDTH) = vectors[0];                                      \
     FOLD_VECTOR(MERGE);                                                                                \
     ct other = fold_1;                                                                                 \
