@@ -5,8 +5,8 @@
 #include <torch/library.h>
 
 #include "core/device_state.h"
-#include "kernels/blas.h"
 #include "core/fallback.h"
+#include "kernels/blas.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 

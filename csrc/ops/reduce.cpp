@@ -8,9 +8,9 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "kernels/pointwise_launcher.h"
 #include "kernels/reduce_launcher.h"
-#include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
