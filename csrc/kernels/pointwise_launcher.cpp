@@ -74,8 +74,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the
     // compiler vectorizes at the vector unit's width; PoCL's own work-item vectorization picks
     // half of AVX-512's, and masks every access with the bounds check.
-    const size_t compute_bytes = c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute);
-    const size_t vector_width = std::max<size_t>(1, props.native_float_vector_width * sizeof(float) / compute_bytes);
+    const size_t vector_width = props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute));
     options += " -DCHUNK=" + std::to_string(kChunk) + " -DROW_DENSE=" + std::to_string(dense) +
                " -DROW_BROADCAST=" + std::to_string(broadcast) + " -DVECTOR_WIDTH=" + std::to_string(vector_width);
   } else if (ndim == 1 && (dense | scalar_mask) == (uint64_t(1) << nargs) - 1) {

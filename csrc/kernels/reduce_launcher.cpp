@@ -34,7 +34,7 @@ size_t group_size(const runtime::Kernel& kernel, uint64_t work) {
 // strip): `registers` vector registers' worth, enough independent chains to hide the latency of
 // vector adds while they stay in registers.
 uint64_t accumulator_count(const runtime::DeviceProperties& props, const ReduceSpec& spec, uint64_t registers) {
-  const uint64_t budget = registers * props.native_float_vector_width * sizeof(float);
+  const uint64_t budget = registers * props.vector_elements(1);
   uint64_t count = 16;
   while (count < 128 && count * 2 * spec.accumulator_bytes <= budget) count *= 2;
   return count;
@@ -99,8 +99,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     options += " -DDENSE_RUN=1 -DLANES=" + std::to_string(accumulator_count(props, spec, 4));
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
-    const uint64_t width = std::min<uint64_t>(16, props.native_float_vector_width * sizeof(float) /
-                                                      c10::elementSize(spec.compute));
+    const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(spec.compute)));
     if (iter.dtype(input) == spec.compute && width > 1) options += " -DVECTOR_WIDTH=" + std::to_string(width);
   }
   options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
@@ -138,7 +137,8 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     part = device.memory().resolve(partials.data_ptr());
   }
   cl_ulong part_off = part.offset;
-  cl_mem arrivals = device.split_counters(static_cast<int>(core::current_stream(index).id()));
+  // Unused (any buffer does) unless the reduction is split.
+  cl_mem arrivals = d.chunks > 1 ? device.split_counters(static_cast<int>(core::current_stream(index).id())) : out.mem;
   runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem,
                   in_off, part.mem, part_off, arrivals, param);
 }

@@ -32,6 +32,12 @@ struct DeviceProperties {
   uint32_t native_float_vector_width = 1;  // floats per SIMD register (CPU devices: the vector unit)
   bool fp16 = false;
   bool fp64 = false;
+
+  // Elements of `element_bytes` bytes that fill one SIMD register (at least 1).
+  size_t vector_elements(size_t element_bytes) const {
+    const size_t bytes = size_t(native_float_vector_width) * sizeof(float);
+    return bytes > element_bytes ? bytes / element_bytes : 1;
+  }
 };
 
 // A stream is an in-order command queue. Index 0 is the device's default stream; the rest form
