@@ -4,7 +4,15 @@
 ``torch.ones(3, device="ocl")`` works and ``torch.ocl`` has what ``torch.cuda`` users reach for.
 """
 
-import torch
+
+def _autoload() -> None:
+    """Entry point for torch's backend autoloading; importing this package does the work.
+
+    Defined before ``import torch``: when a program imports this package first, torch's own
+    import autoloads it while it is still half-initialized and looks this up."""
+
+
+import torch  # noqa: E402
 
 torch.utils.rename_privateuse1_backend("ocl")
 
@@ -41,6 +49,3 @@ def set_fallback_mode(mode: str) -> None:
 def get_fallback_mode() -> str:
     return _C._get_fallback_mode()
 
-
-def _autoload() -> None:
-    """Entry point for torch's backend autoloading; importing this package did the work."""

@@ -16,6 +16,19 @@ def test_import_torch_alone_registers_ocl(run_py):
     assert r.stdout.split() == ["ocl:0", "True", "ocl"]
 
 
+def test_import_drawbridge_before_torch(run_py):
+    # torch's import autoloads this package while the package's own import is under way.
+    r = run_py(
+        """
+        import drawbridge
+        import torch
+        print(torch.ones(2, device="ocl").sum().item())
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["2.0"]
+
+
 def test_identity():
     assert torch.accelerator.current_accelerator() == torch.device("ocl")
     assert torch.accelerator.is_available()
