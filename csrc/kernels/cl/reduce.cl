@@ -134,8 +134,55 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
     ct other = fold_1;                                                                                 \
     MERGE;                                                                                             \
   } while (0)
+#if CT_IS_FLOAT
+// EXTREMUM_RUN(CMP): amax (>) and amin (<) of floats. Their NaN-propagating ACCUMULATE takes four
+// vector instructions (two compares, a mask or, a blend); the vector body here keeps the plain
+// compare-and-select, one max/min instruction that drops NaNs, and beside it the largest
+// magnitude bits seen: only a NaN's exceed infinity's. The tail and the merges are exact.
+#define BITS_f32 uint
+#define BITS_f64 ulong
+#define MAGNITUDE_f32 0x7fffffffu
+#define MAGNITUDE_f64 0x7fffffffffffffffUL
+#define INF_BITS_f32 0x7f800000u
+#define INF_BITS_f64 0x7ff0000000000000UL
+#define BITS_VECTOR CAT(CAT(BITS_, CT), VECTOR_WIDTH)
+typedef BITS_VECTOR btv;
+#define EXTREMUM_RUN(CMP, INIT, ACCUMULATE, MERGE)                                                    \
+  do {                                                                                                 \
+    __global const ct* run = (__global const ct*)in;                                                   \
+    ctv vectors[VECTOR_COUNT];                                                                         \
+    btv magnitudes[VECTOR_COUNT];                                                                      \
+    _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                         \
+      vectors[v] = (ctv)(INIT);                                                                        \
+      magnitudes[v] = (btv)0;                                                                          \
+    }                                                                                                  \
+    ulong start = begin;                                                                               \
+    for (; start + LANES <= end; start += LANES) {                                                     \
+      _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                       \
+        ctv x = CAT(vload, VECTOR_WIDTH)(0, run + start + v * VECTOR_WIDTH);                           \
+        vectors[v] = (x CMP vectors[v]) ? x : vectors[v];                                              \
+        magnitudes[v] = max(magnitudes[v], CAT(as_, BITS_VECTOR)(x) & (btv)CAT(MAGNITUDE_, CT));       \
+      }                                                                                                \
+    }                                                                                                  \
+    for (ulong j = start; j < end; ++j) {                                                              \
+      ct x = run[j];                                                                                   \
+      ACCUMULATE;                                                                                      \
+    }                                                                                                  \
+    MERGE_PAIRWISE(ctv, vectors, VECTOR_COUNT, MERGE);                                                 \
+    CAT(ct_, VECTOR_WIDTH) CAT(fold_, VECTOR_WIDTH) = vectors[0];                                      \
+    FOLD_VECTOR(MERGE);                                                                                \
+    ct other = fold_1;                                                                                 \
+    MERGE;                                                                                             \
+    _Pragma("unroll") for (int v = 1; v < VECTOR_COUNT; ++v) magnitudes[0] = max(magnitudes[0], magnitudes[v]); \
+    if (any(magnitudes[0] > (btv)CAT(INF_BITS_, CT))) acc = (ct)NAN;                                   \
+  } while (0)
+#define AMAX_RUN(acc_t, INIT, ACCUMULATE, MERGE) EXTREMUM_RUN(>, INIT, ACCUMULATE, MERGE)
+#define AMIN_RUN(acc_t, INIT, ACCUMULATE, MERGE) EXTREMUM_RUN(<, INIT, ACCUMULATE, MERGE)
+#endif
 #else
 #define VECTOR_RUN LANE_RUN
+#define AMAX_RUN LANE_RUN
+#define AMIN_RUN LANE_RUN
 #endif
 
 // REDUCTION(name, acc_t, init, accumulate(acc, x, j), merge(acc, other), project(acc), index,
@@ -262,8 +309,8 @@ REDUCTION(all, uchar, 1, acc = acc && (x != 0), acc = acc && other, acc, 0, LANE
 REDUCTION(count_nonzero, long, 0, acc += (x != 0), acc += other, acc, 0, LANE_RUN)
 #if CT_IS_FLOAT
 // NaN tests are written x != x: a library call would stop CPU devices from vectorizing the loop.
-REDUCTION(amax, ct, -INFINITY, acc = ((x != x) | (x > acc)) ? x : acc, acc = ((other != other) | (other > acc)) ? other : acc, acc, 0, VECTOR_RUN)
-REDUCTION(amin, ct, INFINITY, acc = ((x != x) | (x < acc)) ? x : acc, acc = ((other != other) | (other < acc)) ? other : acc, acc, 0, VECTOR_RUN)
+REDUCTION(amax, ct, -INFINITY, acc = ((x != x) | (x > acc)) ? x : acc, acc = ((other != other) | (other > acc)) ? other : acc, acc, 0, AMAX_RUN)
+REDUCTION(amin, ct, INFINITY, acc = ((x != x) | (x < acc)) ? x : acc, acc = ((other != other) | (other < acc)) ? other : acc, acc, 0, AMIN_RUN)
 REDUCTION(nansum, ct, (ct)0, acc += (x != x) ? (ct)0 : x, acc += other, acc, 0, VECTOR_RUN)
 // p-norms: sum |x|^p, then ^(1/p); p = inf and -inf are amax/amin of |x|; p = 0 counts non-zeros.
 REDUCTION(norm_p, ct, (ct)0, acc += pow(fabs(x), p), acc += other, pow(acc, (ct)1 / p), 0, LANE_RUN)
