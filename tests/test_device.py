@@ -1,4 +1,6 @@
 """The ocl device: autoload, identity, torch.ocl, device selection and their errors."""
+import os
+
 import pytest
 import torch
 import torch.nn as nn
@@ -145,3 +147,31 @@ def test_float64_without_fp64_is_an_error_never_a_downcast(run_py):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["False", "TypeError True", "TypeError True", "TypeError True", "[1.0, 1.0]"]
+
+
+@pytest.mark.skipif(
+    torch.ocl.get_device_properties().type != "cpu" or not os.access("/dev/cpu_dma_latency", os.W_OK),
+    reason="the idle-poll request is made for CPU devices where the process may open /dev/cpu_dma_latency",
+)
+def test_idle_poll_request_held_while_work_comes_and_dropped_after(run_py):
+    code = """
+        import os, time, torch
+        def held():
+            fds = os.listdir("/proc/self/fd")
+            return any(os.path.realpath(f"/proc/self/fd/{fd}") == "/dev/cpu_dma_latency" for fd in fds)
+        x = torch.ones(1000, device="ocl")
+        before = held()
+        (x + 1).sum().item()
+        during = held()
+        time.sleep(0.5)
+        after = held()
+        (x * 2).sum().item()
+        print(before, during, after, held())
+        """
+    r = run_py(code)
+    assert r.returncode == 0, r.stderr
+    # x is created by a write, which makes the request too.
+    assert r.stdout.split() == ["True", "True", "False", "True"]
+    r = run_py(code, env={"DRAWBRIDGE_IDLE_POLL": "0"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "False", "False", "False"]

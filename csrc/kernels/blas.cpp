@@ -70,7 +70,7 @@ void gemm(cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k
     TORCH_CHECK_WITH(OutOfMemoryError, false, "ocl out of memory in CLBlast GEMM (status ", status, ")");
   TORCH_CHECK(status == CLBlastSuccess, "CLBlast GEMM failed with status ", static_cast<int>(status),
               " (m=", m, " n=", n, " k=", k, " batch=", batch, ")");
-  runtime::maybe_sync(q);
+  runtime::after_enqueue(q);
 }
 
 }  // namespace drawbridge::kernels

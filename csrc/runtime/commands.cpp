@@ -25,13 +25,13 @@ void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
     DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, 1, nullptr, &global, &local, 0, nullptr, nullptr));
   }
-  maybe_sync(q);
+  after_enqueue(q);
 }
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {
   if (bytes == 0) return;
   DB_CL_CHECK(clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr, nullptr));
-  maybe_sync(q);
+  after_enqueue(q);
 }
 
 void enqueue_write(cl_command_queue q, const BufferRef& dst, const void* host, size_t bytes,
@@ -39,7 +39,7 @@ void enqueue_write(cl_command_queue q, const BufferRef& dst, const void* host, s
   if (bytes == 0) return;
   DB_CL_CHECK(clEnqueueWriteBuffer(q, dst.mem, blocking ? CL_TRUE : CL_FALSE, dst.offset, bytes, host,
                                    0, nullptr, done));
-  maybe_sync(q);
+  after_enqueue(q);
 }
 
 void enqueue_read(cl_command_queue q, const BufferRef& src, void* host, size_t bytes, bool blocking,
@@ -47,7 +47,7 @@ void enqueue_read(cl_command_queue q, const BufferRef& src, void* host, size_t b
   if (bytes == 0) return;
   DB_CL_CHECK(clEnqueueReadBuffer(q, src.mem, blocking ? CL_TRUE : CL_FALSE, src.offset, bytes, host,
                                   0, nullptr, done));
-  maybe_sync(q);
+  after_enqueue(q);
 }
 
 cl_event enqueue_marker(cl_command_queue q) {

@@ -7,12 +7,16 @@
 
 #include "runtime/device_memory.h"
 #include "runtime/error.h"
+#include "runtime/idle_poll.h"
 #include "runtime/program_cache.h"
 
 namespace drawbridge::runtime {
 
 bool sync_mode();
-inline void maybe_sync(cl_command_queue q) {
+// After every enqueue: waits for completion under DRAWBRIDGE_SYNC=1, and tells the idle-poll
+// request that work is coming.
+inline void after_enqueue(cl_command_queue q) {
+  note_work();
   if (sync_mode()) DB_CL_CHECK(clFinish(q));
 }
 

@@ -8,6 +8,7 @@
 
 #include "runtime/device_memory.h"
 #include "runtime/error.h"
+#include "runtime/idle_poll.h"
 
 namespace drawbridge::runtime {
 
@@ -192,6 +193,7 @@ Device::Device(int index, cl_platform_id platform, cl_device_id id) : index_(ind
   context_ = clCreateContext(props, 1, &id_, nullptr, nullptr, &status);
   DB_CL_CHECK(status);
   memory_ = std::make_unique<DeviceMemory>(*this);
+  if (p.type == "cpu") idle_poll::arm();
 }
 
 Device::~Device() {
