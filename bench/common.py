@@ -1,5 +1,6 @@
 """Shared helpers for the benchmarks: timing, a printed table, and a JSON file of the results."""
 import json
+import math
 import os
 import platform
 import time
@@ -16,22 +17,28 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1) -> float:
+def time_block(fn, device: str, calls: int) -> float:
+    """Seconds per call of `calls` back-to-back calls of fn, synchronized at the end."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync(device)
+    return (time.perf_counter() - start) / calls
+
+
+def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1, min_block: float = 0.0) -> float:
     """Best wall-clock seconds per call of fn over `repeat` blocks of `calls` back-to-back calls,
     synchronized before and after each block. calls > 1 measures a stream of ops, as a model
     issues them (and as torch.utils.benchmark times CUDA ops); calls=1 adds the device's
-    launch-to-completion round trip to every call."""
+    launch-to-completion round trip to every call. min_block (seconds) lengthens the blocks to
+    at least that long, so that the one synchronization of a block is a small part of it, as
+    torch.utils.benchmark's blocked_autorange sizes its blocks by time."""
     for _ in range(warmup):
         fn()
     sync(device)
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync(device)
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+    if min_block:
+        calls = max(calls, math.ceil(min_block / time_block(fn, device, calls)))
+    return min(time_block(fn, device, calls) for _ in range(repeat))
 
 
 def environment() -> dict:

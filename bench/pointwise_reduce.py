@@ -2,9 +2,10 @@
 max over the last dim), 1K ... 64M float32 elements, contiguous and transposed inputs, in GB/s
 (bytes read + written / time), beside the same op on PyTorch's CPU backend in the same run.
 
-"GB/s" is per call in a stream of back-to-back calls with one synchronization at the end (how a
-model runs); "synced GB/s" times one call with its synchronization, so it also pays the device's
-launch-to-completion round trip (about 40 us on PoCL)."""
+"GB/s" is per call in a stream of back-to-back calls lasting at least 20 ms with one
+synchronization at the end (how a model runs: many ops between synchronizations); "synced GB/s"
+times one call with its synchronization, so it also pays the device's launch-to-completion round
+trip (about 40 us on PoCL)."""
 import argparse
 
 import torch
@@ -52,7 +53,8 @@ while n <= args.max_elements:
             secs = {dev: float("inf") for dev in data}
             for _ in range(rounds):
                 for dev in data:
-                    secs[dev] = min(secs[dev], time_it(lambda: fn(*data[dev]), dev, repeat=repeat, calls=calls))
+                    secs[dev] = min(secs[dev], time_it(lambda: fn(*data[dev]), dev, repeat=repeat, calls=calls,
+                                                      min_block=0.02))
             synced = time_it(lambda: fn(*data[args.device]), args.device, repeat=repeat * rounds)
             rows.append({
                 "op": name,

@@ -230,6 +230,7 @@ def test_reductions_over_runs_of_every_length(native_only, dtype):
             x[2, -1] = float("nan")
             x[3, 0] = float("inf")
             x[4, -1] = float("-inf")
+            x[5, (2 * length) // 3] = -float("nan")  # sign bit set
         d = x.to("ocl")
         ops = [lambda t: t.sum(-1), lambda t: t.amax(-1), lambda t: t.amin(-1), lambda t: t.sum(), lambda t: t.amax()]
         if dtype.is_floating_point:
