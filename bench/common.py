@@ -37,7 +37,7 @@ def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1, m
         fn()
     sync(device)
     if min_block:
-        calls = max(calls, math.ceil(min_block / time_block(fn, device, calls)))
+        calls = max(calls, math.ceil(min_block / max(time_block(fn, device, calls), 1e-9)))
     return min(time_block(fn, device, calls) for _ in range(repeat))
 
 

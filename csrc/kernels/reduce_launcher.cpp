@@ -124,11 +124,10 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   }
   runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name);
   size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
-  // On CPU devices a work-group costs more than a short row: give each several outputs. About 24
-  // work-groups per compute unit: the driver deals them out in shrinking batches, and with 8 per
-  // unit the threads finished a 4 M-element sum(-1) ~8 % apart.
-  if (dense_run && d.chunks == 1)
-    d.per_group = std::max<uint64_t>(1, d.num_outputs / (uint64_t(props.compute_units) * 24));
+  // On CPU devices a work-group costs more than a short row: give each several outputs, over 3x
+  // target_groups work-groups: the driver deals them out in shrinking batches, and with fewer
+  // the threads finished a 4 M-element sum(-1) ~8 % apart.
+  if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / (3 * target_groups));
   const uint64_t groups = (d.num_outputs + d.per_group - 1) / d.per_group * d.chunks;
 
   at::Tensor partials;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #ifdef __linux__
@@ -84,11 +85,16 @@ void acquire() {
     close(fd);
     return;
   }
-  r.fd = fd;
   if (!r.releaser_started) {
-    std::thread(releaser).detach();
+    try {
+      std::thread(releaser).detach();
+    } catch (const std::system_error&) {
+      close(fd);  // nothing could withdraw it: make no request, now or later
+      return;
+    }
     r.releaser_started = true;
   }
+  r.fd = fd;
   r.made.notify_one();
 }
 #else

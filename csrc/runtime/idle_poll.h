@@ -23,9 +23,10 @@ extern std::atomic<bool> wanted;  // armed and not held
 extern std::atomic<bool> busy;    // work enqueued since the releaser last looked
 }  // namespace idle_poll
 
-// After each enqueue: cheap (two relaxed atomics) unless the request has to be made.
+// After each enqueue: two relaxed loads unless the request has to be made. (The request is
+// process-wide: with a CPU and a GPU device both selected, GPU work keeps it too.)
 inline void note_work() {
-  idle_poll::busy.store(true, std::memory_order_relaxed);
+  if (!idle_poll::busy.load(std::memory_order_relaxed)) idle_poll::busy.store(true, std::memory_order_relaxed);
   if (idle_poll::wanted.load(std::memory_order_relaxed)) idle_poll::acquire();
 }
 

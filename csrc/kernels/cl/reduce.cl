@@ -137,31 +137,26 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
 #if CT_IS_FLOAT
 // EXTREMUM_RUN(CMP): amax (>) and amin (<) of floats. Their NaN-propagating ACCUMULATE takes four
 // vector instructions (two compares, a mask or, a blend); the vector body here keeps the plain
-// compare-and-select, one max/min instruction that drops NaNs, and beside it the largest
-// magnitude bits seen: only a NaN's exceed infinity's. The tail and the merges are exact.
-#define BITS_f32 uint
-#define BITS_f64 ulong
-#define MAGNITUDE_f32 0x7fffffffu
-#define MAGNITUDE_f64 0x7fffffffffffffffUL
-#define INF_BITS_f32 0x7f800000u
-#define INF_BITS_f64 0x7ff0000000000000UL
-#define BITS_VECTOR CAT(CAT(BITS_, CT), VECTOR_WIDTH)
-typedef BITS_VECTOR btv;
+// compare-and-select, one max/min instruction that drops NaNs, and beside it an or of x != x.
+// The tail and the merges are exact. A NaN found comes back as the canonical NaN.
+#define MASK_f32 int
+#define MASK_f64 long
+typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
 #define EXTREMUM_RUN(CMP, INIT, ACCUMULATE, MERGE)                                                    \
   do {                                                                                                 \
     __global const ct* run = (__global const ct*)in;                                                   \
     ctv vectors[VECTOR_COUNT];                                                                         \
-    btv magnitudes[VECTOR_COUNT];                                                                      \
+    maskv nans[VECTOR_COUNT];                                                                          \
     _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                         \
       vectors[v] = (ctv)(INIT);                                                                        \
-      magnitudes[v] = (btv)0;                                                                          \
+      nans[v] = (maskv)0;                                                                              \
     }                                                                                                  \
     ulong start = begin;                                                                               \
     for (; start + LANES <= end; start += LANES) {                                                     \
       _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                       \
         ctv x = CAT(vload, VECTOR_WIDTH)(0, run + start + v * VECTOR_WIDTH);                           \
         vectors[v] = (x CMP vectors[v]) ? x : vectors[v];                                              \
-        magnitudes[v] = max(magnitudes[v], CAT(as_, BITS_VECTOR)(x) & (btv)CAT(MAGNITUDE_, CT));       \
+        nans[v] |= x != x;                                                                             \
       }                                                                                                \
     }                                                                                                  \
     for (ulong j = start; j < end; ++j) {                                                              \
@@ -173,8 +168,8 @@ typedef BITS_VECTOR btv;
     FOLD_VECTOR(MERGE);                                                                                \
     ct other = fold_1;                                                                                 \
     MERGE;                                                                                             \
-    _Pragma("unroll") for (int v = 1; v < VECTOR_COUNT; ++v) magnitudes[0] = max(magnitudes[0], magnitudes[v]); \
-    if (any(magnitudes[0] > (btv)CAT(INF_BITS_, CT))) acc = (ct)NAN;                                   \
+    _Pragma("unroll") for (int v = 1; v < VECTOR_COUNT; ++v) nans[0] |= nans[v];                       \
+    if (any(nans[0])) acc = (ct)NAN;                                                                   \
   } while (0)
 #define AMAX_RUN(acc_t, INIT, ACCUMULATE, MERGE) EXTREMUM_RUN(>, INIT, ACCUMULATE, MERGE)
 #define AMIN_RUN(acc_t, INIT, ACCUMULATE, MERGE) EXTREMUM_RUN(<, INIT, ACCUMULATE, MERGE)
