@@ -26,19 +26,24 @@ def time_block(fn, device: str, calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1, min_block: float = 0.0) -> float:
+def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1) -> float:
     """Best wall-clock seconds per call of fn over `repeat` blocks of `calls` back-to-back calls,
     synchronized before and after each block. calls > 1 measures a stream of ops, as a model
     issues them (and as torch.utils.benchmark times CUDA ops); calls=1 adds the device's
-    launch-to-completion round trip to every call. min_block (seconds) lengthens the blocks to
-    at least that long, so that the one synchronization of a block is a small part of it, as
-    torch.utils.benchmark's blocked_autorange sizes its blocks by time."""
+    launch-to-completion round trip to every call."""
     for _ in range(warmup):
         fn()
     sync(device)
-    if min_block:
-        calls = max(calls, math.ceil(min_block / max(time_block(fn, device, calls), 1e-9)))
     return min(time_block(fn, device, calls) for _ in range(repeat))
+
+
+def calls_for(fn, device: str, seconds: float, at_least: int = 1) -> int:
+    """How many back-to-back calls of fn last `seconds`, so that the one synchronization of a
+    block is a small part of it (torch.utils.benchmark's blocked_autorange also sizes its blocks
+    by time). Also warms fn up."""
+    fn()
+    sync(device)
+    return max(at_least, math.ceil(seconds / max(time_block(fn, device, at_least), 1e-9)))
 
 
 def environment() -> dict:

@@ -3,14 +3,18 @@ max over the last dim), 1K ... 64M float32 elements, contiguous and transposed i
 (bytes read + written / time), beside the same op on PyTorch's CPU backend in the same run.
 
 "GB/s" is per call in a stream of back-to-back calls lasting at least 20 ms with one
-synchronization at the end (how a model runs: many ops between synchronizations); "synced GB/s"
-times one call with its synchronization, so it also pays the device's launch-to-completion round
-trip (about 40 us on PoCL)."""
+synchronization at the end (how a model runs: many ops between synchronizations), the best of
+several such blocks; "synced GB/s" times one call with its synchronization, so it also pays the
+device's launch-to-completion round trip (about 40 us on PoCL). The devices take turns, a few
+blocks each, for several rounds; "ratio" (CPU time / ocl time) is the median over the rounds of
+the two devices' times in the same round, so that a slow or fast stretch of a shared machine
+counts on both sides."""
 import argparse
+import statistics
 
 import torch
 
-from common import report, time_it
+from common import calls_for, report, time_it
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="ocl")
@@ -47,23 +51,23 @@ while n <= args.max_elements:
         data = {dev: inputs(n, dev, transposed) for dev in (args.device, "cpu")}
         for name, (fn, tensors_moved) in OPS.items():
             nbytes = n * 4 * tensors_moved if "sum" not in name and "max" not in name else n * 4
-            repeat, calls, rounds = (20, 50, 1) if n <= (1 << 20) else (3, 10, 4)
-            # Large sizes alternate the devices for a few rounds and keep each one's best, so a
-            # noisy stretch of the machine does not land on one side only.
-            secs = {dev: float("inf") for dev in data}
-            for _ in range(rounds):
-                for dev in data:
-                    secs[dev] = min(secs[dev], time_it(lambda: fn(*data[dev]), dev, repeat=repeat, calls=calls,
-                                                      min_block=0.02))
+            repeat, rounds = (20, 1) if n <= (1 << 20) else (2, 6)
+            run = {dev: (lambda dev=dev: fn(*data[dev])) for dev in data}
+            calls = {dev: calls_for(run[dev], dev, 0.02, at_least=10) for dev in data}
+            secs = {dev: [] for dev in data}
+            for r in range(rounds):
+                for dev in (list(data) if r % 2 == 0 else list(data)[::-1]):
+                    secs[dev].append(time_it(run[dev], dev, repeat=repeat, calls=calls[dev]))
+            ratio = statistics.median(c / o for c, o in zip(secs["cpu"], secs[args.device]))
             synced = time_it(lambda: fn(*data[args.device]), args.device, repeat=repeat * rounds)
             rows.append({
                 "op": name,
                 "elements": n,
                 "layout": "transposed" if transposed else "contiguous",
-                f"{args.device} GB/s": round(nbytes / secs[args.device] / 1e9, 3),
-                "cpu GB/s": round(nbytes / secs["cpu"] / 1e9, 3),
+                f"{args.device} GB/s": round(nbytes / min(secs[args.device]) / 1e9, 3),
+                "cpu GB/s": round(nbytes / min(secs["cpu"]) / 1e9, 3),
                 f"{args.device} synced GB/s": round(nbytes / synced / 1e9, 3),
-                "ratio": round(secs["cpu"] / secs[args.device], 3),
+                "ratio": round(ratio, 3),
             })
         del data
     n <<= 4
