@@ -76,19 +76,23 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   runtime::Device& device = core::checked_device(index);
   const auto& props = device.properties();
 
+  // CPU devices: one work-item per work-group, walking its elements in memory order.
+  const bool dense_run = props.type == "cpu";
   // Enough work-groups to fill the device: split the reduced elements of few outputs in chunks.
-  const uint64_t target_groups = std::max<uint64_t>(props.compute_units * 8, 16);
+  // CPU devices get 3x as many: the driver deals them out in shrinking batches, and with fewer
+  // its threads finished a 4 M-element sum ~8 % apart.
+  const uint64_t target_groups = std::max<uint64_t>(props.compute_units * 8, 16) * (dense_run ? 3 : 1);
   const uint64_t min_chunk = kWorkGroup * 16;
   if (d.num_outputs < target_groups && d.inner > 2 * min_chunk) {
     d.chunks = std::min<uint64_t>((target_groups + d.num_outputs - 1) / d.num_outputs,
                                   (d.inner + min_chunk - 1) / min_chunk);
   }
-  d.chunk = d.chunks > 1 ? (d.inner + d.chunks - 1) / d.chunks : d.inner;
+  // Chunks are whole multiples of min_chunk elements, so that vector loads stay aligned.
+  if (d.chunks > 1) d.chunk = ((d.inner + d.chunks - 1) / d.chunks + min_chunk - 1) / min_chunk * min_chunk;
+  else d.chunk = d.inner;
   d.chunks = d.chunk ? (d.inner + d.chunk - 1) / d.chunk : 1;
   if (d.chunks == 0) d.chunks = 1;
 
-  // CPU devices: one work-item per work-group, walking its elements in memory order.
-  const bool dense_run = props.type == "cpu";
   const char* out_token = dtype_token(iter.dtype(0));
   const char* in_token = dtype_token(iter.dtype(input));
   const char* ct_token = dtype_token(spec.compute);
@@ -124,10 +128,8 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   }
   runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name);
   size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
-  // On CPU devices a work-group costs more than a short row: give each several outputs, over 3x
-  // target_groups work-groups: the driver deals them out in shrinking batches, and with fewer
-  // the threads finished a 4 M-element sum(-1) ~8 % apart.
-  if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / (3 * target_groups));
+  // On CPU devices a work-group costs more than a short row: give each several outputs.
+  if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / target_groups);
   const uint64_t groups = (d.num_outputs + d.per_group - 1) / d.per_group * d.chunks;
 
   at::Tensor partials;
