@@ -110,6 +110,18 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
 #define FOLD_VECTOR(MERGE) FOLD(2, 1, MERGE)
 #endif
 #define VECTOR_COUNT (LANES / VECTOR_WIDTH)
+// The end of a vector run: the elements from `start` that fill no whole block, one at a time,
+// then the block's `vectors` merged into acc.
+#define VECTOR_TAIL_AND_MERGE(ACCUMULATE, MERGE)                                                       \
+  for (ulong j = start; j < end; ++j) {                                                                \
+    ct x = run[j];                                                                                     \
+    ACCUMULATE;                                                                                        \
+  }                                                                                                    \
+  MERGE_PAIRWISE(ctv, vectors, VECTOR_COUNT, MERGE);                                                   \
+  CAT(ct_, VECTOR_WIDTH) CAT(fold_, VECTOR_WIDTH) = vectors[0];                                        \
+  FOLD_VECTOR(MERGE);                                                                                  \
+  ct other = fold_1;                                                                                   \
+  MERGE
 #define VECTOR_RUN(acc_t, INIT, ACCUMULATE, MERGE)                                                    \
   do {                                                                                                 \
     __global const ct* run = (__global const ct*)in;                                                   \
@@ -124,15 +136,7 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
         vectors[v] = acc;                                                                              \
       }                                                                                                \
     }                                                                                                  \
-    for (ulong j = start; j < end; ++j) {                                                              \
-      ct x = run[j];                                                                                   \
-      ACCUMULATE;                                                                                      \
-    }                                                                                                  \
-    MERGE_PAIRWISE(ctv, vectors, VECTOR_COUNT, MERGE);                                                 \
-    CAT(ct_, VECTOR_WIDTH) CAT(fold_, VECTOR_WIDTH) = vectors[0];                                      \
-    FOLD_VECTOR(MERGE);                                                                                \
-    ct other = fold_1;                                                                                 \
-    MERGE;                                                                                             \
+    VECTOR_TAIL_AND_MERGE(ACCUMULATE, MERGE);                                                          \
   } while (0)
 #if CT_IS_FLOAT
 // EXTREMUM_RUN(CMP): amax (>) and amin (<) of floats. Their NaN-propagating ACCUMULATE takes four
@@ -159,15 +163,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
         nans[v] |= x != x;                                                                             \
       }                                                                                                \
     }                                                                                                  \
-    for (ulong j = start; j < end; ++j) {                                                              \
-      ct x = run[j];                                                                                   \
-      ACCUMULATE;                                                                                      \
-    }                                                                                                  \
-    MERGE_PAIRWISE(ctv, vectors, VECTOR_COUNT, MERGE);                                                 \
-    CAT(ct_, VECTOR_WIDTH) CAT(fold_, VECTOR_WIDTH) = vectors[0];                                      \
-    FOLD_VECTOR(MERGE);                                                                                \
-    ct other = fold_1;                                                                                 \
-    MERGE;                                                                                             \
+    VECTOR_TAIL_AND_MERGE(ACCUMULATE, MERGE);                                                          \
     _Pragma("unroll") for (int v = 1; v < VECTOR_COUNT; ++v) nans[0] |= nans[v];                       \
     if (any(nans[0])) acc = (ct)NAN;                                                                   \
   } while (0)
@@ -183,7 +179,8 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
 // REDUCTION(name, acc_t, init, accumulate(acc, x, j), merge(acc, other), project(acc), index,
 // run) defines r_<name> and r_<name>_cols. x is an element in ct, j its index among the
 // reduced elements, p a parameter (bits of a ct). project yields the value stored in T0; INDEX(acc)
-// the int64 stored in the second output, when the op has one; run is LANE_RUN or VECTOR_RUN.
+// the int64 stored in the second output, when the op has one; run is LANE_RUN, VECTOR_RUN, AMAX_RUN
+// or AMIN_RUN.
 #define REDUCTION(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN)                                \
   inline void name##_store(const ReduceDesc* d, ulong o, acc_t acc, ct p, __global char* out,           \
                            __global char* out2) {                                                      \
