@@ -240,3 +240,27 @@ def test_reductions_over_runs_of_every_length(native_only, dtype):
         tol = dict(rtol=1e-4, atol=1e-3) if dtype == torch.float32 else {}
         for op in ops:
             torch.testing.assert_close(op(d).cpu(), op(x), equal_nan=True, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_reductions_over_several_dims(native_only, dtype):
+    # Reduced dims whose innermost one is contiguous: CPU devices reduce each of its rows as a
+    # dense run, so indices (argmax of a transposed tensor) must count across rows and chunks.
+    for shape, dims in [((3, 5, 200), (0, 2)), ((4, 70, 3), (0, 1)), ((3, 65, 2, 66), (1, 3)), ((2, 3, 9000), (0, 2))]:
+        x = (torch.randn(shape, dtype=torch.float64) * 10).to(dtype)
+        d = x.to("ocl")
+        ops = [lambda t: t.sum(dims), lambda t: t.amax(dims), lambda t: t.count_nonzero(dims),
+               lambda t: t.transpose(0, -1).argmax(), lambda t: t.transpose(0, -1).argmin()]
+        if dtype.is_floating_point:
+            ops += [lambda t: t.mean(dims), lambda t: t.var(dims), lambda t: t.logsumexp(dims)]
+        for op in ops:
+            torch.testing.assert_close(op(d).cpu(), op(x), rtol=1e-4, atol=1e-3)
+
+
+def test_sum_over_several_dims_is_as_accurate_as_the_cpu():
+    # A convolution's bias gradient: 18392 values per channel, the batch dim between the rows.
+    g = torch.randn(2, 4, 22, 22, 19, generator=torch.Generator().manual_seed(0))
+    exact = g.double().sum((0, 2, 3, 4))
+    cpu_error = (g.sum((0, 2, 3, 4)).double() - exact).abs().max()
+    ocl_error = (g.to("ocl").sum((0, 2, 3, 4)).cpu().double() - exact).abs().max()
+    assert ocl_error <= 4 * cpu_error

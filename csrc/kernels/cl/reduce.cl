@@ -46,7 +46,8 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
   return off;
 }
 
-// The dense run [begin, end) of `in` that a CPU work-item reduces into acc, two ways.
+// The dense run [begin, end) of `in` that a CPU work-item reduces into acc, two ways; element k
+// of the run is element j = origin + k of the reduced ones.
 // Both merge their accumulators pairwise at the end: each step is whole-vector work, not a
 // chain of one merge per accumulator.
 #define MERGE_PAIRWISE(T, array, count, MERGE)                                                      \
@@ -66,15 +67,16 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
     ulong start = begin;                                                                            \
     for (; start + LANES <= end; start += LANES) {                                                  \
       _Pragma("unroll") for (int u = 0; u < LANES; ++u) {                                           \
-        ulong j = start + u;                                                                        \
-        ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                           \
+        ulong k = start + u, j = origin + k;                                                        \
+        ct x = TO(CT, LOAD(T1, in + k * sizeof(ST(T1))));                                           \
         acc_t acc = lanes[u];                                                                       \
         ACCUMULATE;                                                                                 \
         lanes[u] = acc;                                                                             \
       }                                                                                             \
     }                                                                                               \
-    for (ulong j = start; j < end; ++j) {                                                           \
-      ct x = TO(CT, LOAD(T1, in + j * sizeof(ST(T1))));                                             \
+    for (ulong k = start; k < end; ++k) {                                                           \
+      ulong j = origin + k;                                                                         \
+      ct x = TO(CT, LOAD(T1, in + k * sizeof(ST(T1))));                                             \
       ACCUMULATE;                                                                                   \
     }                                                                                               \
     MERGE_PAIRWISE(acc_t, lanes, LANES, MERGE);                                                     \
@@ -219,8 +221,20 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     __global char* in = in_base + in_off + offset_of(o, d.outer_ndim, d.outer_sizes, d.in_outer_strides); \
     ulong begin = c * d.chunk, end = min(d.inner, begin + d.chunk);                                    \
     acc_t acc = INIT;                                                                                  \
-    if (DENSE_RUN && d.inner_ndim == 1 && d.in_inner_strides[0] == sizeof(ST(T1))) {                   \
-      RUN(acc_t, INIT, ACCUMULATE, MERGE);                                                             \
+    if (DENSE_RUN && end > begin && d.in_inner_strides[0] == sizeof(ST(T1)) &&                         \
+        (d.inner_ndim == 1 || d.inner_sizes[0] >= LANES)) {                                            \
+      /* Each row of the innermost reduced dim (contiguous) in [begin, end) is a dense run: vector */  \
+      /* loads, and many accumulators merged pairwise round less than one running sum. */            \
+      const ulong row = d.inner_sizes[0];                                                              \
+      for (ulong origin = begin - begin % row; origin < end; origin += row) {                          \
+        __global char* row_in = in + offset_of(origin, d.inner_ndim, d.inner_sizes, d.in_inner_strides); \
+        const ulong lo = max(begin, origin) - origin, hi = min(end, origin + row) - origin;           \
+        {                                                                                              \
+          __global char* in = row_in;                                                                  \
+          ulong begin = lo, end = hi;                                                                  \
+          RUN(acc_t, INIT, ACCUMULATE, MERGE);                                                         \
+        }                                                                                              \
+      }                                                                                                \
     } else {                                                                                           \
       for (ulong j = begin + get_local_id(0); j < end; j += get_local_size(0)) {                       \
         ct x = TO(CT, LOAD(T1, in + offset_of(j, d.inner_ndim, d.inner_sizes, d.in_inner_strides)));   \
