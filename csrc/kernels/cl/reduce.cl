@@ -4,8 +4,9 @@
 // The launcher splits at::TensorIterator's dimensions into "outer" ones (one output element per
 // index) and "inner" ones (reduced). With chunks > 1 each chunk writes its accumulator to a
 // scratch buffer and the last chunk of an output to finish (counted in `arrivals`, zero between
-// launches) merges them, in the same launch; otherwise a work-group writes the result. T0 is the output, T1 the input, CT the type elements are accumulated in; a second
-// output (indices, int64) is written by ops that return one.
+// launches) merges them, in the same launch; otherwise a work-group writes the result. T0 is the
+// output, T1 the input, CT the type elements are accumulated in; a second output (indices,
+// int64) is written by ops that return one.
 // On CPU devices (DENSE_RUN=1) a work-group is one work-item that walks its chunk in order, so
 // memory is read sequentially; GPUs interleave the work-items of a group for coalesced loads.
 #ifndef DENSE_RUN
