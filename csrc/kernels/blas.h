@@ -5,7 +5,7 @@
 
 #include <c10/core/ScalarType.h>
 
-#include "runtime/opencl.h"
+#include "runtime/device.h"
 
 namespace drawbridge::kernels {
 
@@ -20,8 +20,8 @@ struct BlasMatrix {
 
 bool blas_supports(c10::ScalarType type);  // float32, and float64 where the device has it
 
-// C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] for b < batch, on queue q.
-void gemm(cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a,
-          const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch);
+// C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] for b < batch, on queue q of device.
+void gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
+          double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch);
 
 }  // namespace drawbridge::kernels

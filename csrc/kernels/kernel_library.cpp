@@ -65,7 +65,7 @@ runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, co
   if (device.properties().fp64) opts += " -DUSE_FP64";
   // Division and sqrt correctly rounded, as on the CPU and in CUDA (OpenCL allows 2.5 ulp). CPU
   // devices divide in hardware, correctly rounded already; the option would make it a library call.
-  if (device.properties().type != "cpu") opts += " -cl-fp32-correctly-rounded-divide-sqrt";
+  if (!device.properties().cpu_class()) opts += " -cl-fp32-correctly-rounded-divide-sqrt";
   opts += " -w";  // kernels of other operand counts in the same file warn; drivers print warnings
   runtime::Kernel& kernel = runtime::get_kernel(device, file, common->second + "\n" + body->second, opts, name);
   std::unique_lock<std::shared_mutex> lock(mutex);

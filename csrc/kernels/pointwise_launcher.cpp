@@ -69,7 +69,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     if (step == 0) broadcast |= uint64_t(1) << k;
   }
   const runtime::DeviceProperties& props = device.properties();
-  const bool chunked = props.type == "cpu" && ndim >= 1;
+  const bool chunked = props.cpu_class() && ndim >= 1;
   if (chunked) {
     // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the
     // compiler vectorizes at the vector unit's width; PoCL's own work-item vectorization picks

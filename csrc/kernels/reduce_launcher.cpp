@@ -77,7 +77,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   const auto& props = device.properties();
 
   // CPU devices: one work-item per work-group, walking its elements in memory order.
-  const bool dense_run = props.type == "cpu";
+  const bool dense_run = props.cpu_class();
   // Enough work-groups to fill the device: split the reduced elements of few outputs in chunks.
   // CPU devices get 3x as many: the driver deals them out in shrinking batches, and with fewer
   // its threads finished a 4 M-element sum ~8 % apart.

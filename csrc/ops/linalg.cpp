@@ -49,14 +49,15 @@ void batched_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, const c10::
     return;
   }
   const c10::ScalarType type = out.scalar_type();
-  const bool fp64 = core::checked_device(out.device().index()).properties().fp64;
+  runtime::Device& device = core::checked_device(out.device().index());
+  const bool fp64 = device.properties().fp64;
   if (kernels::blas_supports(type) && (type != c10::kDouble || fp64)) {
     const bool row_major = out.stride(2) == 1 || N == 1;
     at::Tensor c = row_major ? out : (is_zero(beta) ? at::empty(out.sizes(), out.options()) : out.contiguous());
     at::Tensor cc = c;
     kernels::BlasMatrix mc = blas_view(cc);
     kernels::BlasMatrix ma = blas_view(a), mb = blas_view(b);
-    kernels::gemm(core::current_queue(), type, M, N, K, alpha.toDouble(), ma, mb, is_zero(beta) ? 0.0 : beta.toDouble(),
+    kernels::gemm(device, core::current_queue(), type, M, N, K, alpha.toDouble(), ma, mb, is_zero(beta) ? 0.0 : beta.toDouble(),
                   mc, B);
     if (!cc.is_same(out)) out.copy_(cc);
     return;

@@ -51,6 +51,14 @@ std::string lower(std::string s) {
   return s;
 }
 
+DeviceClass device_class_for(const std::string& type) {
+  const char* env = std::getenv("DRAWBRIDGE_DEVICE_CLASS");
+  const std::string chosen = env && *env ? lower(env) : type;
+  if (env && *env && chosen != "cpu" && chosen != "gpu")
+    throw Error("DRAWBRIDGE_DEVICE_CLASS must be 'cpu' or 'gpu', not '" + std::string(env) + "'");
+  return chosen == "cpu" ? DeviceClass::cpu : DeviceClass::gpu;
+}
+
 bool has_extension(const std::string& extensions, const std::string& name) {
   std::istringstream in(extensions);
   std::string word;
@@ -173,12 +181,14 @@ Device::Device(int index, cl_platform_id platform, cl_device_id id) : index_(ind
   p.platform_name = platform_string(platform, CL_PLATFORM_NAME);
   p.platform_vendor = platform_string(platform, CL_PLATFORM_VENDOR);
   p.type = type_name(device_value<cl_device_type>(id, CL_DEVICE_TYPE));
+  p.device_class = device_class_for(p.type);
   p.global_mem_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
   p.max_alloc_bytes = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   p.local_mem_bytes = device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE);
   p.compute_units = device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.max_work_group_size = device_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   p.max_parameter_bytes = device_value<size_t>(id, CL_DEVICE_MAX_PARAMETER_SIZE);
+  p.base_address_align = std::max<cl_uint>(8, device_value<cl_uint>(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN)) / 8;
   p.native_float_vector_width = std::max<cl_uint>(1, device_value<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
   std::string ext = device_string(id, CL_DEVICE_EXTENSIONS);
   p.fp16 = has_extension(ext, "cl_khr_fp16");

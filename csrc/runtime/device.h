@@ -15,6 +15,12 @@ namespace drawbridge::runtime {
 
 class DeviceMemory;
 
+// Which family of kernel variants, launch shapes and memory placement a device gets: CPU devices
+// walk chunks in vectorized loops and reduce dense runs per work-item; GPU-class devices take one
+// work-item per element and local-memory trees. DRAWBRIDGE_DEVICE_CLASS=cpu|gpu overrides the
+// choice made from the device type, so that PoCL can run (and test) the GPU paths.
+enum class DeviceClass { cpu, gpu };
+
 struct DeviceProperties {
   std::string name;
   std::string vendor;
@@ -23,15 +29,19 @@ struct DeviceProperties {
   std::string platform_vendor;
   std::string opencl_version;
   std::string type;  // "gpu", "cpu", "accelerator"
+  DeviceClass device_class = DeviceClass::gpu;
   uint64_t global_mem_bytes = 0;
   uint64_t max_alloc_bytes = 0;
   uint64_t local_mem_bytes = 0;
   uint32_t compute_units = 0;
   size_t max_work_group_size = 0;
   size_t max_parameter_bytes = 0;
+  size_t base_address_align = 1;  // bytes; the alignment a sub-buffer's origin needs
   uint32_t native_float_vector_width = 1;  // floats per SIMD register (CPU devices: the vector unit)
   bool fp16 = false;
   bool fp64 = false;
+
+  bool cpu_class() const { return device_class == DeviceClass::cpu; }
 
   // Elements of `element_bytes` bytes that fill one SIMD register (at least 1).
   size_t vector_elements(size_t element_bytes) const {

@@ -104,7 +104,7 @@ void* DeviceMemory::allocate_segment(size_t bytes) {
                            mib(props.global_mem_bytes) + " total");
   cl_int status = CL_SUCCESS;
   cl_mem mem = nullptr;
-  void* host = props.type == "cpu" && bytes ? map_huge_pages(reserved) : nullptr;
+  void* host = props.cpu_class() && bytes ? map_huge_pages(reserved) : nullptr;
   if (host) {
     mem = clCreateBuffer(device_.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, &status);
     if (status == CL_SUCCESS) {
