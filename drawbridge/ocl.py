@@ -92,6 +92,7 @@ class _DeviceProperties:
     platform_name: str
     opencl_version: str
     type: str
+    device_class: str  # "cpu" or "gpu": the kernel paths taken (DRAWBRIDGE_DEVICE_CLASS)
     total_memory: int
     max_alloc_size: int
     local_memory: int

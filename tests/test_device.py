@@ -67,6 +67,28 @@ def test_device_properties():
     assert p.multi_processor_count > 0
     assert isinstance(p.supports_fp16, bool) and isinstance(p.supports_fp64, bool)
     assert p.type in ("gpu", "cpu", "accelerator")
+    assert p.device_class in ("gpu", "cpu")
+
+
+def test_device_class_override(run_py):
+    code = "import torch; print(torch.ocl.get_device_properties().device_class, (torch.arange(10., device='ocl') * 2).sum().item())"
+    for chosen in ("gpu", "cpu", "GPU"):
+        r = run_py(code, env={"DRAWBRIDGE_DEVICE_CLASS": chosen})
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == [chosen.lower(), "90.0"]
+    r = run_py(
+        """
+        import torch
+        try:
+            torch.ones(1, device="ocl")
+        except RuntimeError as e:
+            print("ERROR", e)
+        print(torch.ones(2).sum().item())
+        """,
+        env={"DRAWBRIDGE_DEVICE_CLASS": "tpu"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "DRAWBRIDGE_DEVICE_CLASS" in r.stdout and r.stdout.splitlines()[-1] == "2.0"
 
 
 def test_device_index_out_of_range_raises_and_recovers():
@@ -107,7 +129,8 @@ def test_select_devices_by_name(run_py):
         """,
         env={"DRAWBRIDGE_DEVICES": "pocl"},
     )
-    if r.returncode != 0 or r.stdout.startswith("0"):
+    assert r.returncode == 0, r.stderr
+    if r.stdout.startswith("0"):
         pytest.skip("no PoCL device on this machine")
     assert r.stdout.split()[0] == "1"
     assert "Portable Computing Language" in r.stdout

@@ -28,6 +28,7 @@ py::dict device_properties(c10::DeviceIndex index) {
   d["platform_name"] = p.platform_name;
   d["opencl_version"] = p.opencl_version;
   d["type"] = p.type;
+  d["device_class"] = p.cpu_class() ? "cpu" : "gpu";
   d["total_memory"] = p.global_mem_bytes;
   d["max_alloc_size"] = p.max_alloc_bytes;
   d["local_memory"] = p.local_mem_bytes;
