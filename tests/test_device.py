@@ -191,10 +191,11 @@ def test_idle_poll_request_held_while_work_comes_and_dropped_after(run_py):
         (x * 2).sum().item()
         print(before, during, after, held())
         """
-    r = run_py(code)
+    r = run_py(code, env={"DRAWBRIDGE_IDLE_POLL": "1"})
     assert r.returncode == 0, r.stderr
     # x is created by a write, which makes the request too.
     assert r.stdout.split() == ["True", "True", "False", "True"]
-    r = run_py(code, env={"DRAWBRIDGE_IDLE_POLL": "0"})
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["False", "False", "False", "False"]
+    for off in ({"DRAWBRIDGE_IDLE_POLL": "0"}, {"DRAWBRIDGE_IDLE_POLL": ""}):  # the default is off
+        r = run_py(code, env=off)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["False", "False", "False", "False"]

@@ -132,19 +132,21 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / target_groups);
   const uint64_t groups = (d.num_outputs + d.per_group - 1) / d.per_group * d.chunks;
 
-  at::Tensor partials;
-  runtime::BufferRef part = out;
-  if (d.chunks > 1) {
-    TORCH_INTERNAL_ASSERT(d.num_outputs <= runtime::kSplitCounters, "a split reduction with too many outputs");
-    partials = at::empty({static_cast<int64_t>(d.num_outputs * d.chunks * spec.accumulator_bytes)},
-                         iter.output(0).options().dtype(at::kByte));
-    part = device.memory().resolve(partials.data_ptr());
+  if (d.chunks == 1) {
+    runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem, in_off, out.mem,
+                    out_off, param);
+    return;
   }
+  // Split: the chunks' accumulators go to a scratch buffer, a second launch merges them.
+  at::Tensor partials = at::empty({static_cast<int64_t>(d.num_outputs * d.chunks * spec.accumulator_bytes)},
+                                  iter.output(0).options().dtype(at::kByte));
+  runtime::BufferRef part = device.memory().resolve(partials.data_ptr());
   cl_ulong part_off = part.offset;
-  // Unused (any buffer does) unless the reduction is split.
-  cl_mem arrivals = d.chunks > 1 ? device.split_counters(static_cast<int>(core::current_stream(index).id())) : out.mem;
-  runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem,
-                  in_off, part.mem, part_off, arrivals, param);
+  runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem, in_off, part.mem,
+                  part_off, param);
+  runtime::Kernel& merge = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_merge");
+  runtime::launch(merge, queue, d.num_outputs, dense_run ? 1 : group_size(merge, d.chunks), d, out.mem, out_off,
+                  out2.mem, out2_off, part.mem, part_off, param);
 }
 
 }  // namespace drawbridge::kernels

@@ -236,22 +236,6 @@ cl_mem Device::error_flag() {
   return error_flag_;
 }
 
-cl_mem Device::split_counters(int stream_index) {
-  queue(stream_index);  // checks the index
-  cl_mem counters = split_counters_[stream_index].load(std::memory_order_acquire);
-  if (counters) return counters;
-  std::lock_guard<std::mutex> lock(queue_mutex_);
-  counters = split_counters_[stream_index].load(std::memory_order_relaxed);
-  if (counters) return counters;
-  std::vector<cl_uint> zeros(kSplitCounters, 0);
-  cl_int status = CL_SUCCESS;
-  counters = clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, kSplitCounters * sizeof(cl_uint),
-                            zeros.data(), &status);
-  DB_CL_CHECK(status);
-  split_counters_[stream_index].store(counters, std::memory_order_release);
-  return counters;
-}
-
 int Device::take_error(cl_command_queue q) {
   if (!error_flag_) return 0;  // no kernel that checks indices has run
   cl_int value = 0;

@@ -53,7 +53,6 @@ struct DeviceProperties {
 // A stream is an in-order command queue. Index 0 is the device's default stream; the rest form
 // the pool that torch.ocl.Stream() draws from. Queues are created on first use.
 constexpr int kStreamsPerDevice = 32;
-constexpr size_t kSplitCounters = 16384;  // outputs of one split reduction, at most
 
 class Device {
  public:
@@ -74,9 +73,6 @@ class Device {
   // the element). take_error() reads and clears it, waiting for the work queued on q.
   cl_mem error_flag();
   int take_error(cl_command_queue q);
-  // kSplitCounters zeroed uints for split reductions on a stream (cl/reduce.cl's `arrivals`):
-  // a launch counts its chunks in and leaves them zero again.
-  cl_mem split_counters(int stream_index);
   // Blocks until every stream created so far on this device is idle.
   void synchronize();
 
@@ -90,7 +86,6 @@ class Device {
   std::array<std::atomic<cl_command_queue>, kStreamsPerDevice> queues_{};
   std::once_flag error_once_;
   cl_mem error_flag_ = nullptr;
-  std::array<std::atomic<cl_mem>, kStreamsPerDevice> split_counters_{};
 };
 
 // Number of usable devices. Never throws: with no OpenCL platform it is 0 and

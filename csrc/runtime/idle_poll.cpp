@@ -63,8 +63,9 @@ void forget_in_child() {
 }  // namespace
 
 void arm() {
+  // Opt-in: the request changes how every core of the machine idles, not only this process's.
   const char* env = std::getenv("DRAWBRIDGE_IDLE_POLL");
-  if (env && std::strcmp(env, "0") == 0) return;
+  if (!env || std::strcmp(env, "1") != 0) return;
   static std::once_flag once;
   std::call_once(once, [] {
     request();

@@ -5,7 +5,8 @@
 // for a while instead. The equivalent here: while ocl work is being enqueued, ask Linux (PM QoS,
 // /dev/cpu_dma_latency) to let idle cores poll rather than halt, and drop the request once no
 // work has been enqueued for kIdlePollGrace. It trades idle power for latency, as spinning does.
-// Off for GPU devices, with DRAWBRIDGE_IDLE_POLL=0, and where the process may not open the file.
+// Opt-in (DRAWBRIDGE_IDLE_POLL=1), since it changes how the whole machine idles; off for GPU
+// devices and where the process may not open the file.
 #pragma once
 
 #include <atomic>

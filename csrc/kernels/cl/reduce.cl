@@ -3,10 +3,9 @@
 //
 // The launcher splits at::TensorIterator's dimensions into "outer" ones (one output element per
 // index) and "inner" ones (reduced). With chunks > 1 each chunk writes its accumulator to a
-// scratch buffer and the last chunk of an output to finish (counted in `arrivals`, zero between
-// launches) merges them, in the same launch; otherwise a work-group writes the result. T0 is the
-// output, T1 the input, CT the type elements are accumulated in; a second output (indices,
-// int64) is written by ops that return one.
+// scratch buffer and a second launch (r_<name>_merge) merges them; otherwise a work-group writes
+// the result. T0 is the output, T1 the input, CT the type elements are accumulated in; a second
+// output (indices, int64) is written by ops that return one.
 // On CPU devices (DENSE_RUN=1) a work-group is one work-item that walks its chunk in order, so
 // memory is read sequentially; GPUs interleave the work-items of a group for coalesced loads.
 #ifndef DENSE_RUN
@@ -211,9 +210,8 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
   }                                                                                                    \
   __kernel void r_##name(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
                          ulong out2_off, __global char* in_base, ulong in_off, __global char* part_base,  \
-                         ulong part_off, __global volatile uint* arrivals, ulong p_bits) {             \
+                         ulong part_off, ulong p_bits) {                                                 \
     __local acc_t scratch[WG];                                                                         \
-    __local int last_chunk;                                                                            \
     ct p = bits_to_ct(p_bits);                                                                         \
     ulong g = get_group_id(0);                                                                         \
     ulong c = g % d.chunks, first = (g / d.chunks) * d.per_group;                                      \
@@ -244,33 +242,30 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     }                                                                                                  \
     acc = name##_tree(scratch, acc, p);                                                                \
     if (d.chunks > 1) {                                                                                \
-      /* Each chunk leaves its accumulator and counts itself in; the last of an output to arrive */   \
-      /* merges them all and sets the count back to 0 for the next launch. */                         \
-      __global acc_t* part = (__global acc_t*)(part_base + part_off) + o * d.chunks;                  \
-      if (get_local_id(0) == 0) {                                                                      \
-        part[c] = acc;                                                                                 \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                               \
-        last_chunk = atomic_inc(&arrivals[o]) == d.chunks - 1;                                         \
-      }                                                                                                \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
-      if (last_chunk) {                                                                                \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                               \
-        acc = INIT;                                                                                    \
-        for (ulong k = get_local_id(0); k < d.chunks; k += get_local_size(0)) {                        \
-          acc_t other = ((__global volatile acc_t*)part)[k];                                           \
-          MERGE;                                                                                       \
-        }                                                                                              \
-        acc = name##_tree(scratch, acc, p);                                                            \
-        if (get_local_id(0) == 0) {                                                                    \
-          name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                       \
-          arrivals[o] = 0;                                                                             \
-        }                                                                                              \
-      }                                                                                                \
+      /* Each chunk leaves its accumulator for r_<name>_merge, the launch after this one. */           \
+      if (get_local_id(0) == 0) ((__global acc_t*)(part_base + part_off))[o * d.chunks + c] = acc;      \
     } else if (get_local_id(0) == 0) {                                                                 \
       name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);                           \
     }                                                                                                  \
     barrier(CLK_LOCAL_MEM_FENCE); /* the next output reuses the scratch */                             \
     }                                                                                                  \
+  }                                                                                                    \
+  /* The second launch of a split reduction: a work-group per output merges its chunks' */            \
+  /* accumulators. A separate launch because OpenCL 1.2 gives no way to see another work-group's */   \
+  /* writes within one launch. */                                                                      \
+  __kernel void r_##name##_merge(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
+                                 ulong out2_off, __global char* part_base, ulong part_off, ulong p_bits) { \
+    __local acc_t scratch[WG];                                                                         \
+    ct p = bits_to_ct(p_bits);                                                                         \
+    ulong o = get_group_id(0);                                                                         \
+    __global acc_t* part = (__global acc_t*)(part_base + part_off) + o * d.chunks;                     \
+    acc_t acc = INIT;                                                                                  \
+    for (ulong k = get_local_id(0); k < d.chunks; k += get_local_size(0)) {                            \
+      acc_t other = part[k];                                                                           \
+      MERGE;                                                                                           \
+    }                                                                                                  \
+    acc = name##_tree(scratch, acc, p);                                                                \
+    if (get_local_id(0) == 0) name##_store(&d, o, acc, p, out_base + out_off, out2_base + out2_off);   \
   }                                                                                                    \
   /* Reductions over a strided dimension whose outputs lie next to each other in the input (sum */    \
   /* over dim 0): one work-item takes COLS adjacent outputs and walks the reduced elements, */          \
