@@ -74,10 +74,15 @@ cl_command_queue queue_of(const c10::Stream& stream) {
 }
 
 void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue) {
-  int code = checked_device(index).take_error(queue);
-  TORCH_CHECK_INDEX(code == 0, "ocl device-side assert: a kernel met an index out of range and skipped it "
-                    "(like CUDA's device-side assert). The op that produced it left those elements unwritten; run "
-                    "with DRAWBRIDGE_SYNC=1 to raise at the op itself.");
+  const auto code = static_cast<DeviceAssert>(checked_device(index).take_error(queue));
+  if (code == DeviceAssert::none) return;
+  constexpr const char* where =
+      " (an ocl device-side assert, raised at the next synchronization; the op left those elements unwritten. Run "
+      "with DRAWBRIDGE_SYNC=1 to raise at the op itself.)";
+  TORCH_CHECK(code != DeviceAssert::zero_division, "ZeroDivisionError: an integer was divided by zero", where);
+  TORCH_CHECK(code != DeviceAssert::index_runtime_error, "index out of bounds: a kernel met an index outside its "
+              "dimension", where);
+  TORCH_CHECK_INDEX(false, "index out of range: a kernel met an index outside its dimension", where);
 }
 
 void synchronize_device(c10::DeviceIndex index) {

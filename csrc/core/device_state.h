@@ -26,6 +26,15 @@ c10::Stream stream_from_pool(c10::DeviceIndex index);
 
 cl_command_queue queue_of(const c10::Stream& stream);
 
+// What a kernel writes to its device's error flag (runtime::Device::error_flag); the host raises
+// the exception the CPU raises for the same input.
+enum class DeviceAssert : int {
+  none = 0,
+  index_error = 1,          // IndexError: index_select, the index_* ops, take, put, advanced indexing
+  index_runtime_error = 2,  // RuntimeError: gather, scatter, take_along_dim (and one_hot through scatter)
+  zero_division = 3,        // RuntimeError "ZeroDivisionError": integer division or remainder by zero
+};
+
 // Raises the device-side assert of an earlier kernel (an index out of range), if one fired.
 // Called wherever the host waits for the device: item(), device-to-host copies, synchronize().
 void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue);

@@ -10,6 +10,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
@@ -339,13 +340,14 @@ at::Tensor glu(const at::Tensor& self, int64_t dim) {
 
 }  // namespace
 
-#define DB_REGISTER_ACTIVATION(m, name) \
-  m.impl(#name, TORCH_FN(name));        \
-  m.impl(#name "_", TORCH_FN(name##_)); \
-  m.impl(#name ".out", TORCH_FN(name##_out))
-#define DB_REGISTER_BACKWARD(m, name) \
-  m.impl(#name, TORCH_FN(name));      \
-  m.impl(#name ".grad_input", TORCH_FN(name##_out))
+// Complex operands take the CPU fallback (core::register_real_kernel), forward and backward alike.
+#define DB_REGISTER_ACTIVATION(m, name)                         \
+  core::register_real_kernel<&name>(m, #name);                  \
+  core::register_real_kernel<&name##_>(m, #name "_");           \
+  core::register_real_kernel<&name##_out>(m, #name ".out")
+#define DB_REGISTER_BACKWARD(m, name)            \
+  core::register_real_kernel<&name>(m, #name); \
+  core::register_real_kernel<&name##_out>(m, #name ".grad_input")
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_ACTIVATION(m, silu);
@@ -360,12 +362,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_ACTIVATION(m, clamp);
   DB_REGISTER_ACTIVATION(m, clamp_min);
   DB_REGISTER_ACTIVATION(m, clamp_max);
-  m.impl("softshrink", TORCH_FN(softshrink));
-  m.impl("softshrink.out", TORCH_FN(softshrink_out));
-  m.impl("hardshrink", TORCH_FN(hardshrink));
-  m.impl("hardshrink.out", TORCH_FN(hardshrink_out));
-  m.impl("softplus", TORCH_FN(softplus));
-  m.impl("softplus.out", TORCH_FN(softplus_out));
+  core::register_real_kernel<&softshrink>(m, "softshrink");
+  core::register_real_kernel<&softshrink_out>(m, "softshrink.out");
+  core::register_real_kernel<&hardshrink>(m, "hardshrink");
+  core::register_real_kernel<&hardshrink_out>(m, "hardshrink.out");
+  core::register_real_kernel<&softplus>(m, "softplus");
+  core::register_real_kernel<&softplus_out>(m, "softplus.out");
   DB_REGISTER_BACKWARD(m, threshold_backward);
   DB_REGISTER_BACKWARD(m, sigmoid_backward);
   DB_REGISTER_BACKWARD(m, tanh_backward);
@@ -378,20 +380,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_BACKWARD(m, gelu_backward);
   DB_REGISTER_BACKWARD(m, leaky_relu_backward);
   DB_REGISTER_BACKWARD(m, logit_backward);
-  m.impl("hardswish_backward", TORCH_FN(hardswish_backward));
-  m.impl("hardswish_backward.out", TORCH_FN(hardswish_backward_out));
-  m.impl("mish_backward", TORCH_FN(mish_backward));
-  m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
-  m.impl("log_sigmoid_forward.output", TORCH_FN(log_sigmoid_forward_out));
+  core::register_real_kernel<&hardswish_backward>(m, "hardswish_backward");
+  core::register_real_kernel<&hardswish_backward_out>(m, "hardswish_backward.out");
+  core::register_real_kernel<&mish_backward>(m, "mish_backward");
+  core::register_real_kernel<&log_sigmoid_forward>(m, "log_sigmoid_forward");
+  core::register_real_kernel<&log_sigmoid_forward_out>(m, "log_sigmoid_forward.output");
   DB_REGISTER_BACKWARD(m, log_sigmoid_backward);
   DB_REGISTER_ACTIVATION(m, elu);
   DB_REGISTER_BACKWARD(m, elu_backward);
   DB_REGISTER_ACTIVATION(m, nan_to_num);
-  m.impl("round.decimals", TORCH_FN(round_decimals));
-  m.impl("round_.decimals", TORCH_FN(round_decimals_));
-  m.impl("round.decimals_out", TORCH_FN(round_decimals_out));
-  m.impl("glu", TORCH_FN(glu));
-  m.impl("glu.out", TORCH_FN(glu_out));
+  core::register_real_kernel<&round_decimals>(m, "round.decimals");
+  core::register_real_kernel<&round_decimals_>(m, "round_.decimals");
+  core::register_real_kernel<&round_decimals_out>(m, "round.decimals_out");
+  core::register_real_kernel<&glu>(m, "glu");
+  core::register_real_kernel<&glu_out>(m, "glu.out");
 }
 
 }  // namespace drawbridge::ops

@@ -1,10 +1,12 @@
 // Binary elementwise ops (cl/binary.cl): arithmetic, comparisons, logical and bitwise ops.
+#include <cstring>
 #include <utility>
 
 #include <ATen/ScalarOps.h>
 #include <ATen/native/BinaryOps.h>
 #include <torch/library.h>
 
+#include "core/device_state.h"
 #include "core/fallback.h"
 #include "ops/pointwise.h"
 
@@ -36,7 +38,6 @@ constexpr BinaryOp kOps[] = {
     {"remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out", Build::Same, Dtypes::NotBool, "b_remainder", "b_remainder"},
     {"fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out", Build::Same, Dtypes::NotBool, "b_fmod", "b_fmod"},
     {"pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out", Build::Same, Dtypes::NotBool, "b_pow", "b_pow"},
-    {"pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out", Build::Same, Dtypes::NotBool, "b_pow", "b_pow", true},
     {"atan2", "atan2_", "atan2.out", Build::Float, Dtypes::All, "b_atan2", nullptr},
     {"hypot", "hypot_", "hypot.out", Build::Same, Dtypes::Floating, "b_hypot", nullptr},
     {"copysign.Tensor", "copysign_.Tensor", "copysign.out", Build::Float, Dtypes::All, "b_copysign", nullptr},
@@ -90,12 +91,26 @@ const char* pick_kernel(const char* op, c10::ScalarType compute, Dtypes dtypes, 
   return kernel;
 }
 
+// Integer division kernels take the device's error flag: a zero divisor raises ZeroDivisionError.
+bool checks_divisor(const char* kernel, c10::ScalarType compute) {
+  if (c10::isFloatingType(compute)) return false;
+  for (const char* name : {"b_div_trunc", "b_div_floor", "b_remainder", "b_fmod"})
+    if (std::strcmp(kernel, name) == 0) return true;
+  return false;
+}
+
 template <typename... Extra>
 void run_in(const char* file, const char* op, at::TensorIterator& iter, Dtypes dtypes, const char* float_kernel,
             const char* int_kernel, const Extra&... extra) {
   // Comparisons compute in the inputs' common dtype, not in the output's bool.
   c10::ScalarType compute = iter.common_dtype();
-  run_pointwise(iter, file, pick_kernel(op, compute, dtypes, float_kernel, int_kernel), compute, extra...);
+  const char* kernel = pick_kernel(op, compute, dtypes, float_kernel, int_kernel);
+  if (iter.numel() > 0 && checks_divisor(kernel, compute)) {
+    cl_mem error = core::checked_device(iter.device(0).index()).error_flag();
+    run_pointwise(iter, file, kernel, compute, extra..., error);
+    return;
+  }
+  run_pointwise(iter, file, kernel, compute, extra...);
 }
 
 template <typename... Extra>
@@ -221,6 +236,26 @@ at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b, std::optional
   return out;
 }
 
+// pow(Tensor base, Scalar exponent): integers take no negative integer exponent, as on the CPU.
+at::Tensor pow_tensor_scalar_impl(at::Tensor out, const at::Tensor& base, const c10::Scalar& exponent) {
+  TORCH_CHECK(!(c10::isIntegralType(base.scalar_type(), true) && exponent.isIntegral(true) && exponent.toLong() < 0),
+              "Integers to negative integer powers are not allowed.");
+  auto iter = at::TensorIterator::binary_op(out, base, at::native::wrapped_scalar_tensor(exponent));
+  run("pow", iter, Dtypes::NotBool, "b_pow", "b_pow");
+  return iter.output();
+}
+at::Tensor pow_tensor_scalar(const at::Tensor& base, const c10::Scalar& exponent) {
+  return pow_tensor_scalar_impl(at::Tensor(), base, exponent);
+}
+at::Tensor& pow_tensor_scalar_(at::Tensor& base, const c10::Scalar& exponent) {
+  pow_tensor_scalar_impl(base, base, exponent);
+  return base;
+}
+at::Tensor& pow_tensor_scalar_out(const at::Tensor& base, const c10::Scalar& exponent, at::Tensor& out) {
+  pow_tensor_scalar_impl(out, base, exponent);
+  return out;
+}
+
 // pow(Scalar base, Tensor exponent).
 at::Tensor pow_scalar_base_impl(at::Tensor out, const c10::Scalar& base, const at::Tensor& exponent) {
   auto iter = at::TensorIterator::binary_op(out, at::native::wrapped_scalar_tensor(base), exponent);
@@ -250,6 +285,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   core::register_real_kernel<&div_mode>(m, "div.Tensor_mode");
   core::register_real_kernel<&div_mode_>(m, "div_.Tensor_mode");
   core::register_real_kernel<&div_mode_out>(m, "div.out_mode");
+  core::register_real_kernel<&pow_tensor_scalar>(m, "pow.Tensor_Scalar");
+  core::register_real_kernel<&pow_tensor_scalar_>(m, "pow_.Scalar");
+  core::register_real_kernel<&pow_tensor_scalar_out>(m, "pow.Tensor_Scalar_out");
   core::register_real_kernel<&pow_scalar_base>(m, "pow.Scalar");
   core::register_real_kernel<&pow_scalar_base_out>(m, "pow.Scalar_out");
 }

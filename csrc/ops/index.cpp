@@ -25,7 +25,7 @@ at::Tensor restride_dim(const at::Tensor& src, int64_t dim, at::IntArrayRef shap
 
 // out = element at byte offset `positions * step` from `src_view` (the start of each line).
 void launch_gather(const at::Tensor& out, const at::Tensor& src_view, const at::Tensor& positions, cl_ulong step,
-                   cl_long size) {
+                   cl_long size, core::DeviceAssert raises) {
   if (out.numel() == 0) return;
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)
@@ -37,17 +37,21 @@ void launch_gather(const at::Tensor& out, const at::Tensor& src_view, const at::
                   .build();
   c10::DeviceGuard guard(out.device());
   cl_mem error = core::checked_device(out.device().index()).error_flag();
-  kernels::launch_pointwise(iter, {"index.cl", "gather", out.scalar_type(), "", /*raw=*/true}, step, size, error);
+  const cl_int code = static_cast<cl_int>(raises);
+  kernels::launch_pointwise(iter, {"index.cl", "gather", out.scalar_type(), "", /*raw=*/true}, step, size, error,
+                            code);
 }
 
 }  // namespace
 
-void gather_along(const at::Tensor& out, const at::Tensor& src, int64_t dim, const at::Tensor& index) {
+void gather_along(const at::Tensor& out, const at::Tensor& src, int64_t dim, const at::Tensor& index,
+                  core::DeviceAssert raises) {
   if (src.dim() == 0) {
-    launch_gather(out, src, index, 0, 1);
+    launch_gather(out, src, index, 0, 1, raises);
     return;
   }
-  launch_gather(out, restride_dim(src, dim, out.sizes()), index, src.stride(dim) * src.element_size(), src.size(dim));
+  launch_gather(out, restride_dim(src, dim, out.sizes()), index, src.stride(dim) * src.element_size(), src.size(dim),
+                raises);
 }
 
 AdvancedIndex advanced_index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
@@ -179,7 +183,8 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   at::native::resize_output(out, shape);
   if (out.numel() == 0) return out;
   // A 0-d tensor indexed by a one-element index: the index must be 0.
-  gather_along(out, self, dim, self.dim() == 0 ? index.reshape({}) : index_along(index, shape, dim));
+  gather_along(out, self, dim, self.dim() == 0 ? index.reshape({}) : index_along(index, shape, dim),
+               core::DeviceAssert::index_error);
   return out;
 }
 
@@ -206,7 +211,7 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
                   dim);
   at::native::resize_output(out, index.sizes());
   if (out.numel() == 0) return out;
-  gather_along(out, self, dim, index);
+  gather_along(out, self, dim, index, core::DeviceAssert::index_runtime_error);
   return out;
 }
 
@@ -242,7 +247,7 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
 at::Tensor index_tensor(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   AdvancedIndex info = advanced_index(self, indices);
   at::Tensor out = at::empty(info.target.sizes(), self.options());
-  launch_gather(out, info.target, info.offsets, 1, std::numeric_limits<int64_t>::max());
+  launch_gather(out, info.target, info.offsets, 1, std::numeric_limits<int64_t>::max(), core::DeviceAssert::index_error);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "ops/indexing.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
@@ -72,7 +73,10 @@ std::tuple<at::Tensor&, at::Tensor&> nll_forward_impl(const at::Tensor& self, co
   check_dtype("nll_loss", self.scalar_type(), Dtypes::Floating);
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   auto [safe, w] = nll_terms(self, target, weight, ignore_index);
-  at::Tensor picked = self.gather(class_dim, safe).squeeze(class_dim);
+  // An out-of-range target raises IndexError, as on the CPU (a plain gather raises RuntimeError).
+  at::Tensor picked = at::empty(safe.sizes(), self.options());
+  gather_along(picked, self, class_dim, safe, core::DeviceAssert::index_error);
+  picked = picked.squeeze(class_dim);
   at::Tensor loss = picked.neg().mul_(w);
   at::Tensor total = w.sum();
   at::Tensor result = reduction == at::Reduction::None ? loss

@@ -65,7 +65,7 @@ namespace {
 // One scatter kernel over index's shape: dst restrided as the output, then src (when given) and
 // the index; the fill value, when given, follows the arguments every scatter kernel takes.
 void launch_scatter(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const at::Tensor* src,
-                    const kernels::KernelSpec& spec, bool wrap, const ElementBits* value = nullptr) {
+                    const kernels::KernelSpec& spec, IndexBounds bounds, const ElementBits* value = nullptr) {
   at::Tensor idx = index.scalar_type() == c10::kLong ? index : index.to(c10::kLong);
   at::Tensor target = restrided_target(dst, dim, idx.sizes());
   at::TensorIteratorConfig config;
@@ -76,12 +76,14 @@ void launch_scatter(const at::Tensor& dst, int64_t dim, const at::Tensor& index,
   c10::DeviceGuard guard(dst.device());
   cl_ulong dim_stride = dst.stride(dim) * dst.element_size();
   cl_long dim_size = dst.size(dim);
-  cl_int wrap_negative = wrap ? 1 : 0;
+  cl_int wrap_negative = bounds.wrap ? 1 : 0;
   cl_mem error = core::checked_device(dst.device().index()).error_flag();
+  cl_int code = static_cast<cl_int>(bounds.raises);
   std::vector<runtime::KernelArg> args{{sizeof(dim_stride), &dim_stride},
                                        {sizeof(dim_size), &dim_size},
                                        {sizeof(wrap_negative), &wrap_negative},
-                                       {sizeof(error), &error}};
+                                       {sizeof(error), &error},
+                                       {sizeof(code), &code}};
   if (value) args.push_back(value->arg());
   kernels::launch_pointwise_impl(iter, spec, args);
 }
@@ -89,16 +91,16 @@ void launch_scatter(const at::Tensor& dst, int64_t dim, const at::Tensor& index,
 }  // namespace
 
 void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                   Combine combine, bool wrap) {
+                   Combine combine, IndexBounds bounds) {
   if (index.numel() == 0) return;
   if (dst.dim() == 0) {
-    scatter_along(dst.view({1}), 0, index.reshape({1}), src.reshape({1}), combine, wrap);
+    scatter_along(dst.view({1}), 0, index.reshape({1}), src.reshape({1}), combine, bounds);
     return;
   }
   if (combine != Combine::Store && !has_atomic_update(dst.scalar_type())) {
     // Narrow integers and bool are combined in a 4- or 8-byte copy and converted back once.
     at::Tensor wide = dst.to(atomic_type_for(dst.scalar_type()));
-    scatter_along(wide, dim, index, src, combine, wrap);
+    scatter_along(wide, dim, index, src, combine, bounds);
     dst.copy_(wide);
     return;
   }
@@ -107,19 +109,19 @@ void scatter_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, 
     spec.raw = true;
   else
     spec.options = word_option(dst);
-  launch_scatter(dst, dim, index, &src, spec, wrap);
+  launch_scatter(dst, dim, index, &src, spec, bounds);
 }
 
 void scatter_value_along(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
-                         bool wrap) {
+                         IndexBounds bounds) {
   if (index.numel() == 0) return;
   if (dst.dim() == 0) {
-    scatter_value_along(dst.view({1}), 0, index.reshape({1}), value, wrap);
+    scatter_value_along(dst.view({1}), 0, index.reshape({1}), value, bounds);
     return;
   }
   ElementBits bits = element_bits(value, dst.scalar_type());
-  launch_scatter(dst, dim, index, nullptr, {"scatter.cl", "scatter_fill", dst.scalar_type(), "", /*raw=*/true}, wrap,
-                 &bits);
+  launch_scatter(dst, dim, index, nullptr, {"scatter.cl", "scatter_fill", dst.scalar_type(), "", /*raw=*/true},
+                 bounds, &bits);
 }
 
 namespace {
@@ -153,11 +155,11 @@ void scatter_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, co
   start_from_self(out, self);
   if (index.numel() == 0) return;
   if (src) {
-    scatter_along(out, dim, index, src_corner(*src, index), combine);
+    scatter_along(out, dim, index, src_corner(*src, index), combine, kScatterBounds);
   } else if (combine == Combine::Store) {
-    scatter_value_along(out, dim, index, *value);
+    scatter_value_along(out, dim, index, *value, kScatterBounds);
   } else {
-    scatter_along(out, dim, index, at::full(index.sizes(), *value, out.options()), combine);
+    scatter_along(out, dim, index, at::full(index.sizes(), *value, out.options()), combine, kScatterBounds);
   }
 }
 
@@ -275,11 +277,11 @@ void reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index, co
                  bool include_self) {
   if (index.numel() == 0) return;
   // Positions that receive values start from the identity when self does not take part.
-  if (!include_self) scatter_value_along(out, dim, index, identity_for(r, out.scalar_type()));
-  scatter_along(out, dim, index, src, combine_for(r));
+  if (!include_self) scatter_value_along(out, dim, index, identity_for(r, out.scalar_type()), kScatterBounds);
+  scatter_along(out, dim, index, src, combine_for(r), kScatterBounds);
   if (r == Reduction::Mean) {
     at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
-    scatter_along(count, dim, index, at::ones(index.sizes(), out.options()), Combine::Add);
+    scatter_along(count, dim, index, at::ones(index.sizes(), out.options()), Combine::Add, kScatterBounds);
     count.masked_fill_(count == 0, 1);
     if (c10::isFloatingType(out.scalar_type()))
       out.div_(count);
@@ -347,7 +349,7 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   if (index.numel() == 0) return out;
   at::Tensor src = source_along(alpha.equal(1) ? source : source * alpha);
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
-  scatter_along(target, dim, index_along(index, src.sizes(), dim), src, Combine::Add);
+  scatter_along(target, dim, index_along(index, src.sizes(), dim), src, Combine::Add, kIndexOpBounds);
   return out;
 }
 at::Tensor index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
@@ -368,7 +370,7 @@ at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor
   if (index.numel() == 0) return out;
   at::Tensor src = source_along(source);
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
-  scatter_along(target, dim, index_along(index, src.sizes(), dim), src, Combine::Store);
+  scatter_along(target, dim, index_along(index, src.sizes(), dim), src, Combine::Store, kIndexOpBounds);
   return out;
 }
 at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
@@ -387,7 +389,7 @@ at::Tensor& index_fill_(at::Tensor& self, int64_t dim, const at::Tensor& index, 
   at::Tensor target = self.dim() == 0 ? self.view({1}) : self;
   at::DimVector shape(target.sizes().begin(), target.sizes().end());
   shape[dim] = index.numel();
-  scatter_value_along(target, dim, index_along(index, shape, dim), value, /*wrap=*/true);
+  scatter_value_along(target, dim, index_along(index, shape, dim), value, {core::DeviceAssert::index_error, true});
   return self;
 }
 at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
@@ -449,14 +451,14 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
   cl_mem error = core::checked_device(self.device().index()).error_flag();
   cl_ulong step = 1;  // the offsets are in bytes and already checked
   cl_long size = std::numeric_limits<int64_t>::max();
-  cl_int wrap = 0;
+  cl_int wrap = 0, code = static_cast<cl_int>(core::DeviceAssert::index_error);
   kernels::KernelSpec spec{"scatter.cl", combine_kernel(accumulate ? Combine::Add : Combine::Store),
                           kernels::compute_type(self.scalar_type())};
   if (!accumulate)
     spec.raw = true;
   else
     spec.options = word_option(self);
-  kernels::launch_pointwise(iter, spec, step, size, wrap, error);
+  kernels::launch_pointwise(iter, spec, step, size, wrap, error, code);
   return self;
 }
 

@@ -2,19 +2,19 @@
 // min). The destination operand is restrided so that its stride along the indexed dimension is
 // 0; the index operand supplies the position, scaled by dim_stride bytes. An index outside
 // [0, dim_size) (or [-dim_size, dim_size) when negative indices wrap) sets the device's error
-// flag and writes nothing.
+// flag to error_code (which exception the host raises) and writes nothing.
 #define SCATTER_TARGET(operand)                            \
   long idx = (long)INPUT_RAW(operand);                     \
   if (wrap && idx < 0) idx += dim_size;                    \
   if (idx < 0 || idx >= dim_size) {                        \
-    atomic_xchg(error, 1);                                 \
+    atomic_xchg(error, error_code);                        \
     continue;                                              \
   }                                                        \
   __global char* target = ADDRESS(0) + idx * dim_stride;
 
 // Raw mode: moves bits.
 __kernel void scatter_store(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong dim_stride, long dim_size, int wrap,
-                            __global int* error) {
+                            __global int* error, int error_code) {
   ELEMENTWISE_BEGIN
   SCATTER_TARGET(2)
   STORE(T0, target, LOAD(T1, ADDRESS(1)));
@@ -22,7 +22,7 @@ __kernel void scatter_store(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulon
 }
 
 __kernel void scatter_fill(IterDesc d, OPERAND(0), OPERAND(1), ulong dim_stride, long dim_size, int wrap,
-                           __global int* error, ST(T0) value) {
+                           __global int* error, int error_code, ST(T0) value) {
   ELEMENTWISE_BEGIN
   SCATTER_TARGET(1)
   *(__global ST(T0)*)target = value;
@@ -56,7 +56,7 @@ inline ushort float_to_half_bits(float v) {
 #define CT_TO_BITS_bf16 float_to_bf16
 #define SCATTER_COMBINE(name)                                                                              \
   __kernel void scatter_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong dim_stride, long dim_size, \
-                               int wrap, __global int* error) {                                            \
+                               int wrap, __global int* error, int error_code) {                            \
     ELEMENTWISE_BEGIN                                                                                      \
     SCATTER_TARGET(2)                                                                                      \
     ct v = INPUT(1);                                                                                       \
@@ -84,7 +84,7 @@ typedef uint word;
 #endif
 #define SCATTER_COMBINE(name)                                                                              \
   __kernel void scatter_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), ulong dim_stride, long dim_size, \
-                               int wrap, __global int* error) {                                            \
+                               int wrap, __global int* error, int error_code) {                            \
     ELEMENTWISE_BEGIN                                                                                      \
     SCATTER_TARGET(2)                                                                                      \
     ct v = INPUT(1);                                                                                       \
