@@ -43,8 +43,14 @@ test-cpp: setup
 	$(VENV)/bin/cmake --build build/cpp
 	$(VENV)/bin/ctest --test-dir build/cpp --output-on-failure
 
+# The suites whose kernels choose a variant by device class run again with the GPU paths, so
+# that both classes are covered on PoCL (DRAWBRIDGE_DEVICE_CLASS, docs/env.md).
+GPU_CLASS_TESTS := tests/test_gemm.py tests/test_variant_sweeps.py tests/test_tensor_engine.py tests/test_errors.py \
+                   tests/test_layers.py tests/test_training.py tests/test_attention.py
+
 test-py: install
 	$(VENV)/bin/pytest -q tests
+	DRAWBRIDGE_DEVICE_CLASS=gpu $(VENV)/bin/pytest -q $(GPU_CLASS_TESTS)
 
 test: test-cpp test-py
 

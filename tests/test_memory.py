@@ -78,20 +78,35 @@ def test_device_addresses_fault_on_the_host(run_py):
     assert r.returncode != 0 and "read device memory" not in r.stdout
 
 
-def test_record_stream_keeps_block_until_stream_passes():
-    s = torch.ocl.Stream()
-    x = torch.ones(1 << 20, device="ocl")
-    s.wait_stream(torch.ocl.current_stream())
-    with torch.ocl.stream(s):
-        y = x.clone()
-    x.record_stream(s)
-    ptr = x.data_ptr()
-    del x
-    s.synchronize()
-    assert torch.equal(y.cpu(), torch.ones(1 << 20))
-    z = torch.empty(1 << 20, device="ocl")  # may reuse x's block, now that s has passed the free
-    z.fill_(2)
-    assert z.cpu()[0].item() == 2 and ptr != 0
+def test_record_stream_defers_reuse_until_the_stream_passes():
+    n = 1 << 18  # 1 MiB: the small pool, where nothing else of this test allocates on this stream
+
+    def free_while_side_stream_busy(record):
+        s = torch.ocl.Stream()
+        x = torch.ones(n, device="ocl")
+        s.wait_stream(torch.ocl.current_stream())
+        with torch.ocl.stream(s):
+            a = torch.randn(1536, 1536, device="ocl")
+            for _ in range(4):  # keeps s busy for a good part of a second on PoCL
+                a = a @ a
+            y = x * 2
+        if record:
+            x.record_stream(s)
+        ptr = x.data_ptr()
+        del x
+        z = torch.empty(n, device="ocl")  # on the default stream, while s still runs
+        reused = z.data_ptr() == ptr
+        s.synchronize()
+        assert torch.equal(y.cpu(), torch.full((n,), 2.0))
+        return reused
+
+    torch.ocl.synchronize()
+    torch.ocl.empty_cache()
+    # Without record_stream the block is free for the default stream at once (the control that
+    # shows the test can tell); with it, reuse waits until s has passed the free.
+    assert free_while_side_stream_busy(record=False)
+    torch.ocl.empty_cache()
+    assert not free_while_side_stream_busy(record=True)
 
 
 def test_pinned_memory():

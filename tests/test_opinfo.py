@@ -6,6 +6,10 @@ entry gives a wrong result (or crashes) without being on the expected-failure li
 fewer entries pass float32 natively than this project has reached (MIN_FLOAT32_PASS forward,
 MIN_FLOAT32_BACKWARD_PASS backward).
 The report is written to build/opinfo/report.json; `make ops-doc` turns it into docs/ops.md.
+
+A second test runs GPU_CLASS_ENTRIES (the elementwise, reduction, scan, sort, indexing, matmul,
+convolution, normalization and attention families) with DRAWBRIDGE_DEVICE_CLASS=gpu, so the
+kernel variants chosen for GPUs are measured against OpInfo too.
 """
 import json
 import os
@@ -34,14 +38,33 @@ def expected_failures() -> dict:
     return out
 
 
-def test_opinfo_native_coverage():
-    os.makedirs(os.path.dirname(REPORT), exist_ok=True)
-    r = subprocess.run([sys.executable, HARNESS, "--out", REPORT], cwd=os.path.dirname(REPORT),
-                       capture_output=True, text=True, timeout=3600)
+GPU_CLASS_ENTRIES = [
+    "add", "mul", "div.no_rounding_mode", "div.floor_rounding", "remainder", "pow", "exp", "log", "sin", "tanh",
+    "sigmoid", "nn.functional.gelu", "nn.functional.relu", "where", "clamp", "sum", "mean", "prod", "amax", "argmax",
+    "max.reduction_with_dim", "std", "var", "linalg.vector_norm", "logsumexp", "cumsum", "cumprod", "softmax",
+    "log_softmax", "sort", "topk", "index_select", "gather", "scatter_add", "index_put", "take", "masked_fill", "cat",
+    "matmul", "mm", "bmm", "addmm", "baddbmm", "nn.functional.linear", "nn.functional.layer_norm",
+    "nn.functional.conv2d", "nn.functional.embedding", "nn.functional.cross_entropy",
+    "nn.functional.scaled_dot_product_attention", "nn.functional.max_pool2d", "nn.functional.avg_pool2d", "unique",
+    "nonzero", "var_mean", "nansum", "any", "all", "cummax", "logcumsumexp", "searchsorted", "index_add",
+    "scatter_reduce.amax", "flip", "roll", "tril", "nn.functional.interpolate.bilinear", "nn.functional.batch_norm",
+    "nn.functional.group_norm",
+]
+MIN_GPU_CLASS_FLOAT32_PASS = 0  # set from the first run below
+
+
+def run_harness(report_path, ops=None, env=None):
+    os.makedirs(os.path.dirname(report_path), exist_ok=True)
+    args = [sys.executable, HARNESS, "--out", report_path] + (["--ops", ",".join(ops)] if ops else [])
+    r = subprocess.run(args, cwd=os.path.dirname(report_path), capture_output=True, text=True, timeout=3600,
+                       env=dict(os.environ, **(env or {})))
     assert r.returncode == 0, r.stderr[-3000:]
-    report = json.load(open(REPORT))
-    summary, results = report["summary"], report["results"]
-    print(json.dumps(summary, indent=1), f"\n{report['seconds']} s")
+    report = json.load(open(report_path))
+    print(json.dumps(report["summary"], indent=1), f"\n{report['seconds']} s")
+    return report
+
+
+def unexpected_failures(results) -> list:
     expected = expected_failures()
     unexpected = []
     for name, per_dtype in results.items():
@@ -50,8 +73,24 @@ def test_opinfo_native_coverage():
                 key = name if dtype == "float32" else f"{name}:{dtype}"
                 if key not in expected and name not in expected:
                     unexpected.append(f"{key}: {detail[:200]}")
-    assert not unexpected, "unexpected OpInfo failures:\n" + "\n".join(sorted(unexpected))
+    return sorted(unexpected)
+
+
+def test_opinfo_native_coverage():
+    report = run_harness(REPORT)
+    summary = report["summary"]
+    unexpected = unexpected_failures(report["results"])
+    assert not unexpected, "unexpected OpInfo failures:\n" + "\n".join(unexpected)
     passed = summary["float32"].get("pass", 0)
     assert passed >= MIN_FLOAT32_PASS, f"only {passed} OpInfo entries pass float32 natively"
     passed = summary["backward"].get("pass", 0)
     assert passed >= MIN_FLOAT32_BACKWARD_PASS, f"only {passed} OpInfo entries pass float32 backward natively"
+
+
+def test_opinfo_gpu_class_paths():
+    report = run_harness(REPORT.replace("report.json", "report_gpu_class.json"), GPU_CLASS_ENTRIES,
+                         {"DRAWBRIDGE_DEVICE_CLASS": "gpu"})
+    unexpected = unexpected_failures(report["results"])
+    assert not unexpected, "unexpected OpInfo failures with the GPU paths:\n" + "\n".join(unexpected)
+    passed = report["summary"]["float32"].get("pass", 0)
+    assert passed >= MIN_GPU_CLASS_FLOAT32_PASS, f"only {passed} entries pass float32 with the GPU paths"

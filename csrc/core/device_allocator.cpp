@@ -93,8 +93,17 @@ class DeviceCache {
     block->requested = 0;
     if (!block->other_streams.empty()) {
       // Reuse must wait until every other stream that used the block has passed this point.
-      auto& dev = runtime::device(device_);
-      for (int s : block->other_streams) block->pending.push_back(runtime::enqueue_marker(dev.queue(s)));
+      try {
+        auto& dev = runtime::device(device_);
+        for (int s : block->other_streams) block->pending.push_back(runtime::enqueue_marker(dev.queue(s)));
+      } catch (const std::exception&) {
+        // Runs in a deleter, which must not throw. Without its markers nothing tells when the
+        // other streams are done with the block, so it is never handed out again: memory is
+        // lost, no tensor is corrupted.
+        for (cl_event e : block->pending) clReleaseEvent(e);
+        block->pending.clear();
+        return;
+      }
       block->other_streams.clear();
       pending_.push_back(block);
       return;
@@ -268,16 +277,18 @@ class DeviceCache {
 };
 
 DeviceCache& cache_for(c10::DeviceIndex device) {
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<DeviceCache>> caches;
+  // Never destroyed: tensors freed late at exit (the autograd engine's threads) still find them.
+  static auto* mutex = new std::mutex();
+  static auto* all = new std::vector<std::unique_ptr<DeviceCache>>();
   checked_device(device);
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto& caches = *all;
   if (caches.size() <= static_cast<size_t>(device)) caches.resize(device + 1);
   if (!caches[device]) caches[device] = std::make_unique<DeviceCache>(device);
   return *caches[device];
 }
 
-void delete_block(void* ctx) {
+void delete_block(void* ctx) noexcept {
   auto* block = static_cast<Block*>(ctx);
   cache_for(block->device).free(block);
 }
@@ -308,7 +319,8 @@ void DeviceAllocator::emptyCache(c10::MempoolId_t) {
 }
 
 void DeviceAllocator::recordStream(const c10::DataPtr& ptr, c10::Stream stream) {
-  if (!ptr.get_context() || stream.device_type() != kOcl) return;
+  // Only memory this allocator handed out has a Block behind it.
+  if (ptr.get_deleter() != &delete_block || !ptr.get_context() || stream.device_type() != kOcl) return;
   auto* block = static_cast<Block*>(ptr.get_context());
   cache_for(block->device).record_stream(block->address, static_cast<int>(stream.id()));
 }

@@ -27,9 +27,16 @@ std::atomic<FallbackMode>& mode() {
   return m;
 }
 
-std::mutex counts_mutex;
-std::map<std::string, int64_t> counts;
-std::set<std::string> warned;
+// Never destroyed: the autograd engine's threads may run a fallback while the process exits.
+struct Counts {
+  std::mutex mutex;
+  std::map<std::string, int64_t> by_op;
+  std::set<std::string> warned;
+};
+Counts& counts() {
+  static Counts* c = new Counts();
+  return *c;
+}
 
 }  // namespace
 
@@ -40,9 +47,10 @@ void note_fallback(const std::string& full) {
                               "on the CPU.");
   bool first = false;
   {
-    std::lock_guard<std::mutex> lock(counts_mutex);
-    counts[full]++;
-    first = warned.insert(full).second;
+    Counts& c = counts();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.by_op[full]++;
+    first = c.warned.insert(full).second;
   }
   if (first && m == FallbackMode::Warn)
     TORCH_WARN("The operator '", full,
@@ -57,9 +65,10 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 const c10::OperatorHandle& find_aten_op(const std::string& registered_name) {
-  static std::mutex mutex;
-  static std::map<std::string, c10::OperatorHandle> found;
-  std::lock_guard<std::mutex> lock(mutex);
+  static auto* mutex = new std::mutex();  // never destroyed, like the counts
+  static auto* found_ops = new std::map<std::string, c10::OperatorHandle>();
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto& found = *found_ops;
   auto it = found.find(registered_name);
   if (it == found.end()) {
     const size_t dot = registered_name.find('.');
@@ -75,13 +84,15 @@ FallbackMode fallback_mode() { return mode().load(); }
 void set_fallback_mode(FallbackMode m) { mode().store(m); }
 
 std::map<std::string, int64_t> fallback_counts() {
-  std::lock_guard<std::mutex> lock(counts_mutex);
-  return counts;
+  Counts& c = counts();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.by_op;
 }
 
 void reset_fallback_counts() {
-  std::lock_guard<std::mutex> lock(counts_mutex);
-  counts.clear();
+  Counts& c = counts();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.by_op.clear();
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

@@ -76,11 +76,13 @@ PhiloxGenerator* PhiloxGenerator::clone_impl() const {
 }
 
 const at::Generator& default_generator(c10::DeviceIndex device) {
-  static std::mutex mutex;
-  static std::deque<at::Generator> generators;  // deque: references stay valid as it grows
+  // Never destroyed (late users at exit); a deque keeps references valid as it grows.
+  static auto* mutex = new std::mutex();
+  static auto* all = new std::deque<at::Generator>();
   if (device < 0) device = current_device();
   checked_device(device);
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto& generators = *all;
   while (generators.size() <= static_cast<size_t>(device))
     generators.push_back(at::make_generator<PhiloxGenerator>(static_cast<c10::DeviceIndex>(generators.size())));
   return generators[device];

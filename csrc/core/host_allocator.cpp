@@ -44,7 +44,7 @@ class HostCache {
     cl_mem mem = clCreateBuffer(dev.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, nullptr, &status);
     TORCH_CHECK_WITH(OutOfMemoryError, status == CL_SUCCESS, "could not allocate ", size,
                      " bytes of pinned host memory: ", runtime::error_name(status));
-    void* ptr = clEnqueueMapBuffer(dev.queue(0), mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0,
+    void* ptr = clEnqueueMapBuffer(map_queue(dev), mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0,
                                    nullptr, nullptr, &status);
     if (status != CL_SUCCESS) {
       clReleaseMemObject(mem);
@@ -64,6 +64,7 @@ class HostCache {
     std::lock_guard<std::mutex> lock(mutex_);
     block->in_use = false;
   }
+
 
   HostBlock* find(const void* ptr) const {
     auto a = reinterpret_cast<uintptr_t>(ptr);
@@ -99,14 +100,25 @@ class HostCache {
       for (cl_event e : b.events) runtime::wait_for(e);
       events_done(b);
       auto& dev = runtime::device(0);
-      clEnqueueUnmapMemObject(dev.queue(0), b.mem, b.ptr, 0, nullptr, nullptr);
-      clFinish(dev.queue(0));
+      clEnqueueUnmapMemObject(map_queue(dev), b.mem, b.ptr, 0, nullptr, nullptr);
+      clFinish(map_queue(dev));
       clReleaseMemObject(b.mem);
       it = blocks_.erase(it);
     }
   }
 
  private:
+  // A queue of its own for mapping new buffers: a blocking map on a stream's queue would wait
+  // for all the compute queued there. Called with mutex_ held.
+  cl_command_queue map_queue(runtime::Device& dev) {
+    if (!map_queue_) {
+      cl_int status = CL_SUCCESS;
+      map_queue_ = clCreateCommandQueue(dev.context(), dev.id(), 0, &status);
+      DB_CL_CHECK(status);
+    }
+    return map_queue_;
+  }
+
   static bool events_done(HostBlock& b) {
     for (cl_event e : b.events)
       if (!runtime::event_complete(e)) return false;
@@ -117,6 +129,7 @@ class HostCache {
 
   mutable std::mutex mutex_;
   std::map<uintptr_t, std::unique_ptr<HostBlock>> blocks_;
+  cl_command_queue map_queue_ = nullptr;
 };
 
 HostCache& cache() {

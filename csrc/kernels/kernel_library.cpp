@@ -48,8 +48,11 @@ void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device) {
 runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,
                             const std::string& name) {
   // Launches look kernels up by a short key; the full source is hashed only on first use.
-  static std::shared_mutex mutex;
-  static std::unordered_map<std::string, runtime::Kernel*> kernels;
+  // Never destroyed: launches from the autograd engine's threads may outlive static destruction.
+  static auto* kernels_mutex = new std::shared_mutex();
+  static auto* by_key = new std::unordered_map<std::string, runtime::Kernel*>();
+  auto& mutex = *kernels_mutex;
+  auto& kernels = *by_key;
   std::string key = std::to_string(device.index()) + '|' + file + '|' + name + '|' + options;
   {
     std::shared_lock<std::shared_mutex> lock(mutex);

@@ -39,18 +39,32 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   int64_t numel = iter.numel();
   if (numel == 0) return;
   const int nargs = iter.ntensors();
-  const int ndim = iter.ndim();
-  TORCH_CHECK_NOT_IMPLEMENTED(ndim <= kMaxDims, "ocl kernels support at most ", kMaxDims,
-                              " dimensions after coalescing; got ", ndim);
+  // The dims the kernel walks: those of size 1 take no part.
+  std::vector<int> walked;
+  for (int d = 0; d < iter.ndim(); ++d)
+    if (iter.shape()[d] != 1) walked.push_back(d);
+  if (walked.size() > static_cast<size_t>(kMaxDims)) {
+    // More dims than a kernel's descriptor holds, even after coalescing: one launch per index of
+    // the outermost (each narrowed to size 1, which the launch then skips).
+    const int outer = walked.back();
+    for (int64_t i = 0; i < iter.shape()[outer]; ++i) {
+      at::TensorIterator part(iter);
+      part.narrow(outer, i, 1);
+      launch_pointwise_impl(part, spec, extra);
+    }
+    return;
+  }
+  const int ndim = static_cast<int>(walked.size());
   // IterDesc, laid out as in common.clh:
   //   numel, ndim, scalar_mask, scalars[nargs], sizes[kMaxDims], strides[nargs][kMaxDims].
   const int scalars_at = 3, sizes_at = scalars_at + nargs, strides_at = sizes_at + kMaxDims;
   std::vector<uint64_t> desc(strides_at + kMaxDims * nargs, 0);
   desc[0] = static_cast<uint64_t>(numel);
   desc[1] = static_cast<uint64_t>(ndim);
-  for (int d = 0; d < ndim; ++d) desc[sizes_at + d] = static_cast<uint64_t>(iter.shape()[d]);
+  for (int d = 0; d < ndim; ++d) desc[sizes_at + d] = static_cast<uint64_t>(iter.shape()[walked[d]]);
   for (int k = 0; k < nargs; ++k)
-    for (int d = 0; d < ndim; ++d) desc[strides_at + kMaxDims * k + d] = static_cast<uint64_t>(iter.strides(k)[d]);
+    for (int d = 0; d < ndim; ++d)
+      desc[strides_at + kMaxDims * k + d] = static_cast<uint64_t>(iter.strides(k)[walked[d]]);
 
   c10::DeviceIndex index = iter.device(0).index();
   runtime::Device& device = core::checked_device(index);
@@ -64,7 +78,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   // Operands whose innermost step is one element, or zero (broadcast along it).
   uint64_t dense = 0, broadcast = 0;
   for (int k = 0; k < nargs && ndim >= 1; ++k) {
-    const int64_t step = iter.strides(k)[0];
+    const int64_t step = iter.strides(k)[walked[0]];
     if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) dense |= uint64_t(1) << k;
     if (step == 0) broadcast |= uint64_t(1) << k;
   }
