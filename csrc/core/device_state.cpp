@@ -75,14 +75,16 @@ cl_command_queue queue_of(const c10::Stream& stream) {
 
 void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue) {
   const auto code = static_cast<DeviceAssert>(checked_device(index).take_error(queue));
-  if (code == DeviceAssert::none) return;
-  constexpr const char* where =
-      " (an ocl device-side assert, raised at the next synchronization; the op left those elements unwritten. Run "
-      "with DRAWBRIDGE_SYNC=1 to raise at the op itself.)";
-  TORCH_CHECK(code != DeviceAssert::zero_division, "ZeroDivisionError: an integer was divided by zero", where);
-  TORCH_CHECK(code != DeviceAssert::index_runtime_error, "index out of bounds: a kernel met an index outside its "
-              "dimension", where);
-  TORCH_CHECK_INDEX(false, "index out of range: a kernel met an index outside its dimension", where);
+  if (code != DeviceAssert::none)
+    raise_device_assert(code, " (an ocl device-side assert, raised at the next synchronization; the op left those "
+                              "elements unwritten. Run with DRAWBRIDGE_SYNC=1 to raise at the op itself.)");
+}
+
+void raise_device_assert(DeviceAssert code, const char* context) {
+  TORCH_CHECK(code != DeviceAssert::zero_division, "ZeroDivisionError: an integer was divided by zero", context);
+  TORCH_CHECK(code != DeviceAssert::index_runtime_error, "index out of bounds: an index outside its dimension",
+              context);
+  TORCH_CHECK_INDEX(false, "index out of range: an index outside its dimension", context);
 }
 
 void synchronize_device(c10::DeviceIndex index) {

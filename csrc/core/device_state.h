@@ -35,6 +35,9 @@ enum class DeviceAssert : int {
   zero_division = 3,        // RuntimeError "ZeroDivisionError": integer division or remainder by zero
 };
 
+// Raises the exception that `code` stands for (never DeviceAssert::none), `context` appended.
+[[noreturn]] void raise_device_assert(DeviceAssert code, const char* context = "");
+
 // Raises the device-side assert of an earlier kernel (an index out of range), if one fired.
 // Called wherever the host waits for the device: item(), device-to-host copies, synchronize().
 void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue);

@@ -18,6 +18,7 @@ enum class Build {
   Same,     // TensorIterator::binary_op: promoted common dtype
   Float,    // binary_float_op: integers promote to float
   Compare,  // comparison_op: bool output, computed in the inputs' common dtype
+  SameDtypes,  // binary_op, for ops that the CPU defines only for operands of one dtype
 };
 
 struct BinaryOp {
@@ -46,7 +47,7 @@ constexpr BinaryOp kOps[] = {
     {"fmin", nullptr, "fmin.out", Build::Same, Dtypes::All, "b_fmin", "b_minimum"},
     {"fmax", nullptr, "fmax.out", Build::Same, Dtypes::All, "b_fmax", "b_maximum"},
     {"xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor", Build::Float, Dtypes::All, "b_xlogy", nullptr},
-    {"heaviside", "heaviside_", "heaviside.out", Build::Same, Dtypes::All, "b_heaviside", "b_heaviside"},
+    {"heaviside", "heaviside_", "heaviside.out", Build::SameDtypes, Dtypes::All, "b_heaviside", "b_heaviside"},
     {"eq.Tensor", "eq_.Tensor", "eq.Tensor_out", Build::Compare, Dtypes::All, "b_eq", "b_eq"},
     {"ne.Tensor", "ne_.Tensor", "ne.Tensor_out", Build::Compare, Dtypes::All, "b_ne", "b_ne"},
     {"lt.Tensor", "lt_.Tensor", "lt.Tensor_out", Build::Compare, Dtypes::All, "b_lt", "b_lt"},
@@ -76,7 +77,8 @@ constexpr BinaryOp kOps[] = {
 
 at::TensorIterator build(Build kind, at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
   switch (kind) {
-    case Build::Same: return at::TensorIterator::binary_op(out, a, b);
+    case Build::Same:
+    case Build::SameDtypes: return at::TensorIterator::binary_op(out, a, b);
     case Build::Float: return at::TensorIterator::binary_float_op(out, a, b);
     case Build::Compare: return at::TensorIterator::comparison_op(out, a, b);
   }
@@ -125,7 +127,10 @@ at::Tensor other_tensor(const c10::Scalar& s) { return at::native::wrapped_scala
 template <int I, typename Other>
 at::Tensor binary_impl(at::Tensor out, const at::Tensor& a, const Other& b) {
   const BinaryOp& op = kOps[I];
-  auto iter = build(op.build, out, a, other_tensor(b));
+  const at::Tensor other = other_tensor(b);
+  TORCH_CHECK(op.build != Build::SameDtypes || a.scalar_type() == other.scalar_type(), op.functional,
+              " is not yet implemented for tensors with different dtypes.");
+  auto iter = build(op.build, out, a, other);
   run_in(op.file, op.out, iter, op.dtypes, op.float_kernel, op.int_kernel);
   return iter.output();
 }

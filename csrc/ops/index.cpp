@@ -27,6 +27,7 @@ at::Tensor restride_dim(const at::Tensor& src, int64_t dim, at::IntArrayRef shap
 void launch_gather(const at::Tensor& out, const at::Tensor& src_view, const at::Tensor& positions, cl_ulong step,
                    cl_long size, core::DeviceAssert raises) {
   if (out.numel() == 0) return;
+  if (size == 0) core::raise_device_assert(raises);  // no index fits an empty dimension
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)
                   .resize_outputs(false)

@@ -40,6 +40,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
                                                   at::Tensor& values, at::Tensor& indices) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK_INDEX(n > 0, "kthvalue(): Expected reduction dim ", dim, " to have non-zero size.");
   TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", dim);
   at::Tensor row = self.dim() == 0 ? self.view({1}) : self;
   int64_t d = self.dim() == 0 ? 0 : dim;
@@ -56,11 +57,12 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
 std::tuple<at::Tensor&, at::Tensor&> median_dim_impl(const at::Tensor& self, int64_t dim, bool keepdim, bool ignore_nan,
                                                      at::Tensor& values, at::Tensor& indices) {
   dim = at::maybe_wrap_dim(dim, self.dim());
-  check_dtype("median", self.scalar_type(), Dtypes::NotBool);
   at::Tensor row = self.dim() == 0 ? self.view({1}) : self;
   int64_t d = self.dim() == 0 ? 0 : dim;
   const int64_t n = row.size(d);
+  // The CPU checks the size before the dtype.
   TORCH_CHECK_INDEX(n > 0, "median(): Expected reduction dim ", dim, " to have non-zero size.");
+  check_dtype("median", self.scalar_type(), Dtypes::NotBool);
   at::Tensor nans = row.isnan().sum(d, /*keepdim=*/true);
   at::Tensor position = ignore_nan ? ((n - nans - 1).clamp_min(0)).div(2, "floor")
                                    : at::where(nans > 0, n - nans, at::full({}, (n - 1) / 2, nans.options()));

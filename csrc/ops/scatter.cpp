@@ -66,6 +66,8 @@ namespace {
 // the index; the fill value, when given, follows the arguments every scatter kernel takes.
 void launch_scatter(const at::Tensor& dst, int64_t dim, const at::Tensor& index, const at::Tensor* src,
                     const kernels::KernelSpec& spec, IndexBounds bounds, const ElementBits* value = nullptr) {
+  // No index fits an empty dimension: raised here, as no view of it can be built.
+  if (dst.size(dim) == 0) core::raise_device_assert(bounds.raises);
   at::Tensor idx = index.scalar_type() == c10::kLong ? index : index.to(c10::kLong);
   at::Tensor target = restrided_target(dst, dim, idx.sizes());
   at::TensorIteratorConfig config;
@@ -385,7 +387,9 @@ at::Tensor& index_fill_(at::Tensor& self, int64_t dim, const at::Tensor& index, 
   dim = at::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_fill_(): Index is supposed to be a vector");
   TORCH_CHECK(index.scalar_type() == c10::kLong, "index_fill_(): Expected dtype int64 for index.");
-  if (index.numel() == 0 || self.numel() == 0) return self;
+  if (index.numel() == 0) return self;
+  if (self.dim() > 0 && self.size(dim) == 0) core::raise_device_assert(core::DeviceAssert::index_error);
+  if (self.numel() == 0) return self;
   at::Tensor target = self.dim() == 0 ? self.view({1}) : self;
   at::DimVector shape(target.sizes().begin(), target.sizes().end());
   shape[dim] = index.numel();

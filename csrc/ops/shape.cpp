@@ -82,7 +82,7 @@ at::Tensor roll_impl(const at::Tensor& self, at::IntArrayRef shifts, at::IntArra
 
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   at::Tensor result = self;
-  std::vector<bool> mask(self.dim(), false);
+  std::vector<bool> mask(std::max<int64_t>(self.dim(), 1), false);  // a 0-d tensor takes dim 0 or -1
   for (int64_t d : dims) {
     d = at::maybe_wrap_dim(d, self.dim());
     TORCH_CHECK(!mask[d], "dim ", d, " appears multiple times in the list of dims");
