@@ -138,8 +138,8 @@ void gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, siz
   const Placement pb = b.transposed ? placement(b, n, k, bytes, align) : placement(b, k, n, bytes, align);
   const Placement pc = placement(c, m, n, bytes, align);
   if (pa == Placement::per_matrix || pb == Placement::per_matrix || pc == Placement::per_matrix) {
-    // Rare (a dense operand sliced out of a larger batch, or at an unaligned offset): one plain
-    // GEMM per matrix, each of which honours offsets.
+    // A dense operand broadcast over the batch (stride 0), sliced out of a larger batch, or at an
+    // unaligned offset: one plain GEMM per matrix, each of which honours offsets.
     for (size_t i = 0; i < batch; ++i) {
       BlasMatrix ai = a, bi = b, ci = c;
       ai.offset += i * a.batch_stride;

@@ -166,7 +166,7 @@ std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, 
 template <bool Max>
 at::Tensor argmax_impl(at::Tensor out, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const char* name = Max ? "argmax()" : "argmin()";
-  check_dtype(name, self.scalar_type(), Dtypes::All);
+  TORCH_CHECK(self.scalar_type() != c10::kBool, name, ": does not support bool input");
   at::Tensor input = self;
   at::Tensor values = at::empty({0}, self.options());  // computed alongside, then dropped
   int64_t d = 0;

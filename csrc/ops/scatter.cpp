@@ -327,6 +327,8 @@ void check_index_source(const char* op, const at::Tensor& self, int64_t dim, con
     TORCH_CHECK(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt, op,
                 "(): Expected dtype int32/int64 for index");
   }
+  TORCH_CHECK(self.device() == source.device(), op, "(): expected self and source on one device, but got ",
+              self.device(), " and ", source.device());
   TORCH_CHECK(self.scalar_type() == source.scalar_type(), op, "(): self (", self.scalar_type(), ") and source (",
               source.scalar_type(), ") must have the same scalar type");
   TORCH_CHECK(dim == 0 || dim < source.dim(), op, "(): Indexing dim ", dim, " is out of bounds of the source tensor");

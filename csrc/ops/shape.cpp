@@ -60,6 +60,7 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
 
 at::Tensor roll_impl(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  if (self.numel() == 0) return self.clone();  // as on the CPU, before the dims are looked at
   if (dims.empty() && shifts.size() == 1) {
     const int64_t zero = 0;
     return roll_impl(self.flatten(), shifts, at::IntArrayRef(zero)).view(self.sizes());
