@@ -11,6 +11,7 @@ void check_dtype(const char* op, c10::ScalarType type, Dtypes allowed) {
   switch (allowed) {
     case Dtypes::All: ok = true; break;
     case Dtypes::Floating: ok = c10::isFloatingType(type); break;
+    case Dtypes::Integral: ok = c10::isIntegralType(type, /*includeBool=*/false); break;
     case Dtypes::IntegralAndBool: ok = c10::isIntegralType(type, /*includeBool=*/true); break;
     case Dtypes::NotBool: ok = type != c10::kBool; break;
   }

@@ -9,7 +9,7 @@
 namespace drawbridge::ops {
 
 // Which dtypes an op accepts, as the CPU's dispatch macros do.
-enum class Dtypes { All, Floating, IntegralAndBool, NotBool };
+enum class Dtypes { All, Floating, Integral, IntegralAndBool, NotBool };
 
 // NotImplementedError "<op>" not implemented for '<dtype>', as the CPU raises it.
 void check_dtype(const char* op, c10::ScalarType type, Dtypes allowed);
