@@ -49,7 +49,7 @@ GPU_CLASS_ENTRIES = [
     "scatter_reduce.amax", "flip", "roll", "tril", "nn.functional.interpolate.bilinear", "nn.functional.batch_norm",
     "nn.functional.group_norm",
 ]
-MIN_GPU_CLASS_FLOAT32_PASS = 0  # set from the first run below
+MIN_GPU_CLASS_FLOAT32_PASS = 67  # of the 68; scaled_dot_product_attention's dropout samples fail
 
 
 def run_harness(report_path, ops=None, env=None):
