@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <ATen/Dispatch_v2.h>
+#include <c10/util/SmallVector.h>
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
@@ -40,7 +41,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   if (numel == 0) return;
   const int nargs = iter.ntensors();
   // The dims the kernel walks: those of size 1 take no part.
-  std::vector<int> walked;
+  c10::SmallVector<int, 16> walked;  // no heap allocation on the launch path
   for (int d = 0; d < iter.ndim(); ++d)
     if (iter.shape()[d] != 1) walked.push_back(d);
   if (walked.size() > static_cast<size_t>(kMaxDims)) {
