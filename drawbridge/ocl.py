@@ -307,3 +307,12 @@ def get_rng_state_all() -> list[torch.Tensor]:
 def set_rng_state_all(new_states) -> None:
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
+
+
+def __getattr__(name: str):
+    # Inductor looks up its code generators for the privateuse1 device here, on first compile.
+    if name in ("Scheduling", "PythonWrapperCodegen"):
+        from .compiler import inductor_class
+
+        return inductor_class(name)
+    raise AttributeError(f"module 'torch.ocl' has no attribute '{name}'")

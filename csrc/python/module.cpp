@@ -6,6 +6,7 @@
 #include <ATen/core/Generator.h>
 #include <ATen/ops/empty.h>
 
+#include "compiler/generated_program.h"
 #include "core/device_state.h"
 #include "core/fallback.h"
 #include "core/generator.h"
@@ -56,6 +57,43 @@ void set_rng_state(c10::DeviceIndex index, const std::string& bytes) {
   auto& gen = generator(index);
   std::lock_guard<std::mutex> lock(gen.mutex_);
   gen.set_state(*state.unsafeGetTensorImpl());
+}
+
+// Python values for a generated kernel's parameters, one per signature character except 'e'.
+std::vector<compiler::LaunchArg> launch_args(const std::string& signature, const py::tuple& values) {
+  std::vector<compiler::LaunchArg> args;
+  args.reserve(signature.size());
+  size_t next = 0;
+  for (char kind : signature) {
+    compiler::LaunchArg a{kind};
+    if (kind != 'e') {
+      if (next >= values.size()) throw py::type_error("generated kernel: too few arguments");
+      py::handle v = values[next++];
+      if (kind == 'f' || kind == 'd') a.real = v.cast<double>();
+      else a.integer = v.cast<int64_t>();
+    }
+    args.push_back(a);
+  }
+  if (next != values.size()) throw py::type_error("generated kernel: too many arguments");
+  return args;
+}
+
+void bind_compiler(py::module& m) {
+  using compiler::GeneratedKernel;
+  using compiler::GeneratedProgram;
+  py::class_<GeneratedProgram, std::shared_ptr<GeneratedProgram>>(m, "_GeneratedProgram")
+      .def(py::init<std::string, std::string>())
+      .def_property_readonly("source", &GeneratedProgram::source)
+      .def("build", [](GeneratedProgram& p, const std::string& any_kernel) {
+        py::gil_scoped_release no_gil;
+        p.kernel(core::current_device(), any_kernel);
+      });
+  py::class_<GeneratedKernel, std::shared_ptr<GeneratedKernel>>(m, "_GeneratedKernel")
+      .def(py::init<std::shared_ptr<GeneratedProgram>, std::string, std::string>())
+      .def("launch", [](GeneratedKernel& k, const py::tuple& values, const std::vector<size_t>& global,
+                        const std::vector<size_t>& local) {
+        k.launch(launch_args(k.signature(), values), global, local);
+      });
 }
 
 }  // namespace
@@ -138,6 +176,7 @@ PYBIND11_MODULE(_C, m) {
     d["memory_hits"] = s.memory_hits;
     return d;
   });
+  bind_compiler(m);
   m.def("_program_cache_dir", &runtime::program_cache_dir);
   m.def("_build_program", [](int index, const std::string& source, const std::string& options) {
     runtime::get_program(core::checked_device(static_cast<c10::DeviceIndex>(index)), "user program", source, options);

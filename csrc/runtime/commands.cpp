@@ -15,17 +15,22 @@ bool sync_mode() {
   return on;
 }
 
-void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs) {
+void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
+               const KernelArg* args, size_t nargs) {
   OpScope scope(kernel.name.c_str());
-  size_t global = groups * local;
   {
     std::lock_guard<std::mutex> lock(kernel.mutex);
     for (size_t i = 0; i < nargs; ++i)
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
-    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, nullptr, global, local, 0, nullptr, nullptr));
   }
   after_enqueue(q);
+}
+
+void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
+                 size_t nargs) {
+  const size_t global = groups * local;
+  launch_nd(kernel, q, 1, &global, &local, args, nargs);
 }
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {

@@ -25,6 +25,10 @@ struct KernelArg {
   const void* value;
 };
 
+// An N-d launch (1 to 3 dimensions): global[d] work-items in work-groups of local[d].
+void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
+               const KernelArg* args, size_t nargs);
+
 // 1-D launch of `groups` work-groups of `local` work-items each.
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
                  size_t nargs);

@@ -1,0 +1,413 @@
+"""The OpenCL C kernel of one fused group of Inductor nodes.
+
+Pointwise kernels run one work-item per element (``xindex``). Reduction kernels run one
+work-group row per output element: its RBLOCK lanes stride through the reduction with private
+accumulators, then combine them in local memory. The launcher (``launcher.py``) picks RBLOCK at
+run time from the device class — many lanes on GPUs, one per row on CPU devices, where a single
+work-item walking a row is fastest — so the same source serves every device and every size.
+Sizes are kernel arguments: one program serves all shapes of a dynamic graph."""
+
+from __future__ import annotations
+
+import itertools
+
+import sympy
+import torch
+from torch._inductor.codegen.common import (
+    CSE,
+    CSEVariable,
+    DeferredLine,
+    IndentedBuffer,
+    SizeArg,
+    TensorArg,
+)
+from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel
+from torch._inductor.utils import Placeholder
+from torch._inductor.virtualized import OpsValue, V
+from torch.utils._ordered_set import OrderedSet
+from torch.utils._sympy.value_ranges import ValueRanges
+
+from .overrides import OpenCLOverrides
+from .prelude import MAX_GROUP
+from .printer import opencl_expr
+from .types import compute_dtype, compute_type, literal, storage_type
+
+
+class OpenCLCSE(CSE):
+    """Declares every temporary with its C type (OpenCL C has no ``auto``)."""
+
+    def generate(self, buffer, expr, *, bounds=ValueRanges.unknown(), write=True, assignment=True, dtype=None,
+                 shape=None):
+        if isinstance(expr, OpsValue):
+            expr = expr.value
+        plain = isinstance(expr, (str, DeferredLine))
+        key = expr.line if isinstance(expr, DeferredLine) else expr
+        if not (write and assignment and plain) or self.try_get(key) is not None:
+            return super().generate(buffer, expr, bounds=bounds, write=write, assignment=assignment, dtype=dtype,
+                                    shape=shape)
+        if dtype is None:
+            raise NotImplementedError(f"torch.compile on ocl: no dtype known for `{key}`")
+        var = super().generate(buffer, expr, bounds=bounds, write=False, dtype=compute_dtype(dtype), shape=shape)
+        declaration = f"{compute_type(dtype)} {var} = {key};"
+        buffer.writeline(expr._new_line(declaration) if isinstance(expr, DeferredLine) else declaration)
+        return var
+
+
+def _identity(reduction_type: str, dtype: torch.dtype) -> str:
+    if reduction_type in ("sum", "xor_sum", "any"):
+        return literal(0, dtype)
+    if reduction_type == "prod":
+        return literal(1, dtype)
+    if reduction_type in ("max", "min"):
+        if dtype == torch.bool:
+            return literal(reduction_type == "min", dtype)
+        if dtype.is_floating_point:
+            return literal(float("-inf") if reduction_type == "max" else float("inf"), dtype)
+        info = torch.iinfo(dtype)
+        return literal(info.min if reduction_type == "max" else info.max, dtype)
+    raise NotImplementedError(f"torch.compile on ocl: reduction {reduction_type}")
+
+
+def _combine(reduction_type: str, dtype: torch.dtype, a: str, b: str) -> str:
+    if reduction_type == "sum":
+        return f"{a} + {b}"
+    if reduction_type == "prod":
+        return f"{a} * {b}"
+    if reduction_type == "xor_sum":
+        return f"{a} ^ {b}"
+    if reduction_type == "any" or (dtype == torch.bool and reduction_type == "max"):
+        return f"{a} || {b}"
+    if dtype == torch.bool and reduction_type == "min":
+        return f"{a} && {b}"
+    if reduction_type in ("max", "min"):
+        if dtype.is_floating_point:
+            return f"DB_{reduction_type.upper()}_FP({a}, {b})"
+        return f"{reduction_type}({a}, {b})"
+    raise NotImplementedError(f"torch.compile on ocl: reduction {reduction_type}")
+
+
+def _arg_better(reduction_type: str, dtype: torch.dtype, v: str, i: str, best: str, best_i: str) -> str:
+    """Whether (v, i) replaces (best, best_i): the extreme value, NaN above all, lowest index on ties."""
+    cmp = ">" if reduction_type == "argmax" else "<"
+    tie = f"({v} == {best} && {i} < {best_i})"
+    if not dtype.is_floating_point:
+        return f"({v} {cmp} {best} || {tie})"
+    return (f"((isnan({v}) && !isnan({best})) || (isnan({v}) && isnan({best}) && {i} < {best_i}) || "
+            f"({v} {cmp} {best} || {tie}))")
+
+
+class OpenCLKernel(SIMDKernel):
+    overrides = OpenCLOverrides  # type: ignore[assignment]
+    suffix = ";"
+    newvar_prefix = ""
+    kexpr = staticmethod(opencl_expr)  # type: ignore[assignment]
+    sexpr = staticmethod(opencl_expr)
+
+    def __init__(self, tiling, **kwargs):
+        super().__init__(tiling, **kwargs)
+        self.cse = OpenCLCSE(self.newvar_prefix, self.suffix)
+        self.local_buffers = IndentedBuffer()  # __local arrays: OpenCL allows them only at kernel scope
+        self.post_loop_combine = IndentedBuffer()
+        self.post_loop_store = IndentedBuffer()
+        self.outside_loop_vars: OrderedSet = OrderedSet()
+        self.local_ids = itertools.count()
+        self.checks_bounds = False
+        self.signature = ""
+        self.launch_kind = "pointwise"
+
+    # Indices are 64-bit everywhere: sizes of large tensors overflow int.
+    def get_index_dtype_as_torch_dtype(self) -> torch.dtype:
+        return torch.int64
+
+    def dtype_to_str(self, dtype: torch.dtype) -> str:
+        return compute_type(dtype)
+
+    def want_no_x_dim(self) -> bool:
+        return False
+
+    # ---- loads and stores -----------------------------------------------------------------------
+    def load(self, name: str, index: sympy.Expr) -> CSEVariable:
+        var = self.args.input(name)
+        index_str = self.index_to_str(self.prepare_indexing(index))
+        dtype = V.graph.get_dtype(name)
+        if dtype == torch.float16:
+            line = f"vload_half({index_str}, {var})"
+        elif dtype == torch.bfloat16:
+            line = f"db_bf16_to_float({var}[{index_str}])"
+        elif dtype == torch.bool:
+            line = f"({var}[{index_str}] != 0)"
+        else:
+            line = f"{var}[{index_str}]"
+        return self.cse.generate(self.loads, line, dtype=compute_dtype(dtype))
+
+    def _store_line(self, name: str, index: sympy.Expr, value) -> str:
+        var = self.args.output(name)
+        index_str = self.index_to_str(self.prepare_indexing(index))
+        dtype = V.graph.get_dtype(name)
+        if dtype == torch.float16:
+            return f"vstore_half_rte((float)({value}), {index_str}, {var});"
+        if dtype == torch.bfloat16:
+            return f"{var}[{index_str}] = db_float_to_bf16((float)({value}));"
+        return f"{var}[{index_str}] = ({storage_type(dtype)})({value});"
+
+    def store(self, name: str, index: sympy.Expr, value, mode=None) -> None:
+        if mode is not None:
+            raise NotImplementedError(f"torch.compile on ocl: store mode {mode}")
+        line = self._store_line(name, index, value)
+        if self.is_reduction_kernel():
+            line = f"if (xvalid) {line}"
+        self.stores.writeline(DeferredLine(name, line))
+        if not self.inside_reduction:
+            self.outside_loop_vars.add(value)
+
+    def store_reduction(self, name: str, index: sympy.Expr, value) -> None:
+        line = self._store_line(name, index, value)
+        self.post_loop_store.writeline(DeferredLine(name, f"if (xvalid && rlane == 0) {line}"))
+
+    def is_reduction_kernel(self) -> bool:
+        return any(t.is_reduction for t in self.range_trees)
+
+    # ---- reductions -----------------------------------------------------------------------------
+    def _declare(self, buffer: IndentedBuffer, dtype: torch.dtype, init: str | None) -> CSEVariable:
+        var = self.cse.newvar(dtype=compute_dtype(dtype))
+        buffer.writeline(f"{compute_type(dtype)} {var}" + (f" = {init};" if init is not None else ";"))
+        return var
+
+    def _local_buffer(self, dtype: torch.dtype) -> str:
+        name = f"lbuf{next(self.local_ids)}"
+        ctype = "uchar" if dtype == torch.bool else compute_type(dtype)
+        self.local_buffers.writeline(f"__local {ctype} {name}[{MAX_GROUP}];")
+        return name
+
+    def _group_combine(self, dtype: torch.dtype, accs: list[tuple[str, torch.dtype]], combine) -> list[str]:
+        """Writes the work-group tree combine of per-lane values `accs` into post_loop_combine;
+        `combine(a, b)` gets two lists of expressions and returns a list of C statements that
+        merge b into a. Returns the local buffers, whose slot `row0` holds the results."""
+        bufs = [self._local_buffer(d) for _, d in accs]
+        code = self.post_loop_combine
+        for buf, (acc, _) in zip(bufs, accs):
+            code.writeline(f"{buf}[slot] = {acc};")
+        code.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+        code.writeline("for (int s = RBLOCK / 2; s > 0; s >>= 1) {")
+        with code.indent():
+            code.writeline("if (rlane < s) {")
+            with code.indent():
+                for statement in combine([f"{b}[slot]" for b in bufs], [f"{b}[slot + s]" for b in bufs]):
+                    code.writeline(statement)
+            code.writeline("}")
+            code.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+        code.writeline("}")
+        return bufs
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        assert self.inside_reduction
+        key = (src_dtype, reduction_type, value)
+        if key in self.cse.reduction_cache:
+            return self.cse.reduction_cache[key]
+        result = self._reduction(dtype, src_dtype, reduction_type, value)
+        self.cse.reduction_cache[key] = result
+        return result
+
+    def _result(self, dtype: torch.dtype, expr: str) -> CSEVariable:
+        var = self._declare(self.post_loop_combine, dtype, expr)
+        self.outside_loop_vars.add(var)
+        return var
+
+    def _reduction(self, dtype, src_dtype, reduction_type, value):
+        self.launch_kind = "reduction"
+        if reduction_type in ("argmax", "argmin"):
+            return self._arg_reduction(src_dtype, reduction_type, value)
+        if reduction_type == "welford_reduce":
+            return self._welford(value, combine=False)
+        if reduction_type == "welford_combine":
+            return self._welford(value, combine=True)
+        acc_dtype = compute_dtype(dtype if reduction_type in ("sum", "prod", "xor_sum") else src_dtype)
+        if reduction_type == "any":
+            acc_dtype = torch.bool
+        acc = self._declare(self.body, acc_dtype, _identity(reduction_type, acc_dtype))
+        cast = f"(({compute_type(acc_dtype)})({value}))"
+        self.compute.writeline(f"{acc} = {_combine(reduction_type, acc_dtype, str(acc), cast)};")
+        (buf,) = self._group_combine(acc_dtype, [(str(acc), acc_dtype)],
+                                     lambda a, b: [f"{a[0]} = {_combine(reduction_type, acc_dtype, a[0], b[0])};"])
+        result = self._result(acc_dtype, f"{buf}[row0]")
+        return result
+
+    def _arg_reduction(self, src_dtype, reduction_type, value):
+        vdtype = compute_dtype(src_dtype)
+        best = self._declare(self.body, vdtype, _identity("max" if reduction_type == "argmax" else "min", vdtype))
+        best_i = self._declare(self.body, torch.int64, "-1L")
+        (rtree,) = [t for t in self.range_trees if t.is_reduction]
+        index = rtree.name
+        v = f"(({compute_type(vdtype)})({value}))"
+        better = _arg_better(reduction_type, vdtype, v, index, str(best), str(best_i))
+        self.compute.writeline(f"if ({best_i} < 0 || {better}) {{ {best} = {v}; {best_i} = {index}; }}")
+
+        def merge(a, b):
+            cond = _arg_better(reduction_type, vdtype, b[0], b[1], a[0], a[1])
+            return [f"if ({b[1]} >= 0 && ({a[1]} < 0 || {cond})) {{ {a[0]} = {b[0]}; {a[1]} = {b[1]}; }}"]
+
+        _, ibuf = self._group_combine(vdtype, [(str(best), vdtype), (str(best_i), torch.int64)], merge)
+        # An empty reduction keeps -1; PyTorch rejects those before they reach a kernel.
+        return self._result(torch.int64, f"max({ibuf}[row0], 0L)")
+
+    def _welford(self, value, combine: bool):
+        f = torch.float32
+        mean, m2, weight = (self._declare(self.body, f, "0.0f") for _ in range(3))
+        if combine:
+            vm, vm2, vw = value
+            self.compute.splice(self._welford_merge(str(mean), str(m2), str(weight), str(vm), str(vm2), str(vw)))
+        else:
+            self.compute.writeline("{")
+            with self.compute.indent():
+                self.compute.writeline(f"float v = (float)({value});")
+                self.compute.writeline(f"{weight} += 1.0f;")
+                self.compute.writeline(f"float delta = v - {mean};")
+                self.compute.writeline(f"{mean} += delta / {weight};")
+                self.compute.writeline(f"{m2} += delta * (v - {mean});")
+            self.compute.writeline("}")
+
+        def merge(a, b):
+            return self._welford_merge(*a, *b).splitlines()
+
+        bufs = self._group_combine(f, [(str(mean), f), (str(m2), f), (str(weight), f)], merge)
+        return tuple(self._result(f, f"{b}[row0]") for b in bufs)
+
+    @staticmethod
+    def _welford_merge(mean, m2, weight, b_mean, b_m2, b_weight) -> str:
+        return (f"{{ float w = {weight} + {b_weight}; float d = {b_mean} - {mean}; "
+                f"float f = w == 0.0f ? 0.0f : {b_weight} / w; "
+                f"{m2} = {m2} + {b_m2} + d * d * {weight} * f; {mean} = {mean} + d * f; {weight} = w; }}")
+
+    def scan(self, *args, **kwargs):
+        raise NotImplementedError("torch.compile on ocl: scans run as ATen kernels")
+
+    def sort(self, *args, **kwargs):
+        raise NotImplementedError("torch.compile on ocl: sorts run as ATen kernels")
+
+    # ---- bounds checks of indirect indexing -------------------------------------------------------
+    def check_bounds(self, expr: sympy.Expr, size: sympy.Expr, lower: bool, upper: bool) -> None:
+        if not (lower or upper):
+            return
+        e, s = self.index_to_str(expr), self.index_to_str(size)
+        conds = ([f"{e} < 0"] if lower else []) + ([f"{e} >= {s}"] if upper else [])
+        if not self.is_reduction_kernel():
+            skip = "return;"
+        elif self.inside_reduction:
+            skip = "continue;"  # a lane leaves the element out and still reaches every barrier
+        else:
+            raise NotImplementedError("torch.compile on ocl: a checked indirect index outside a reduction loop")
+        self.checks_bounds = True
+        # Raised as IndexError at the next synchronization (core::DeviceAssert::index_error, 1); the
+        # element is skipped, so no address out of range is touched.
+        self.compute.writeline(f"if ({' || '.join(conds)}) {{ *db_error = 1; {skip} }}")
+
+    # ---- iteration ----------------------------------------------------------------------------
+    def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
+        line = f"long {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
+        if entry.root.is_loop:
+            self.indexing_code.writeline(line)
+        else:
+            self.body.writeline(line)
+
+    def codegen_body(self) -> None:
+        if not (self.indexing_code or self.loads or self.compute or self.stores or self.post_loop_combine
+                or self.post_loop_store):
+            return
+        loop_trees = [t for t in self.range_trees if t.is_loop]
+        if self.inside_reduction and loop_trees:
+            (tree,) = loop_trees
+            self.body.writeline(
+                f"for (long {tree.name} = rlane; {tree.name} < {tree.prefix}numel; {tree.name} += RBLOCK) {{")
+            with self.body.indent():
+                self.body.splice(self.indexing_code)
+                self.body.splice(self.loads)
+                self.body.splice(self.compute)
+                self.body.splice(self.stores)
+            self.body.writeline("}")
+            self.cse.invalidate(self.outside_loop_vars)
+            tree.cache_clear()
+        else:
+            self.body.splice(self.indexing_code)
+            self.body.splice(self.loads)
+            self.body.splice(self.compute)
+            self.body.splice(self.stores)
+        self.body.splice(self.post_loop_combine)
+        self.body.splice(self.post_loop_store)
+        for buffer in (self.indexing_code, self.loads, self.compute, self.stores, self.post_loop_combine,
+                       self.post_loop_store):
+            buffer.clear()
+
+    # ---- the kernel ---------------------------------------------------------------------------
+    def codegen_kernel(self, name=None) -> str:
+        self.codegen_body()
+        reduction = self.is_reduction_kernel()
+        self.launch_kind = "reduction" if reduction else "pointwise"
+        _, _, args, _ = self.args.python_argdefs()
+        params, casts, signature = [], [], ""
+        for arg in args:
+            if isinstance(arg, TensorArg):
+                ctype = storage_type(arg.dtype)
+                params += [f"__global {ctype}* {arg.name}", f"const ulong {arg.name}_offset"]
+                casts.append(f"{arg.name} = (__global {ctype}*)((__global char*)({arg.name}) + {arg.name}_offset);")
+                signature += "b"
+            elif isinstance(arg, SizeArg):
+                params.append(f"const long {arg.name}")
+                signature += "l"
+            else:
+                raise NotImplementedError(f"torch.compile on ocl: kernel argument {arg!r}")
+        for tree in self.range_trees:
+            if tree.is_reduction and not reduction:
+                continue
+            params.append(f"const long {tree.prefix}numel")
+            signature += "l"
+        if self.checks_bounds:
+            params.append("__global int* db_error")
+            signature += "e"
+        self.signature = signature
+
+        code = IndentedBuffer()
+        code.writeline(f"__kernel void {name or str(Placeholder.KERNEL_NAME)}(")
+        with code.indent():
+            for i, p in enumerate(params):
+                code.writeline(p + ("," if i + 1 < len(params) else ""))
+        code.writeline(") {")
+        with code.indent():
+            for line in casts:
+                code.writeline(line)
+            if reduction:
+                code.splice(
+                    """
+                    const int rlane = get_local_id(0);
+                    const int RBLOCK = get_local_size(0);
+                    const int row0 = get_local_id(1) * RBLOCK;
+                    const int slot = row0 + rlane;
+                    const bool xvalid = get_global_id(1) < xnumel;
+                    const long xindex = xvalid ? (long)get_global_id(1) : xnumel - 1;
+                    """,
+                    strip=True,
+                )
+                code.splice(self.local_buffers)
+            else:
+                code.writeline("const long xindex = get_global_id(0);")
+                code.writeline("if (xindex >= xnumel) return;")
+            code.splice(self.body)
+        code.writeline("}")
+        return code.getvalue()
+
+    def call_kernel(self, name: str, node=None, deallocate_ws: bool = True) -> None:
+        wrapper = V.graph.wrapper_code
+        for v in self.args.sizevars:
+            wrapper.ensure_size_computed(v)
+        _, call_args, _, arg_types = self.args.python_argdefs()
+        call_args, arg_types = list(call_args), list(arg_types)
+        reduction = self.is_reduction_kernel()
+        for tree in self.range_trees:
+            if tree.is_reduction and not reduction:
+                continue
+            if isinstance(tree.numel, (sympy.Integer, int)):
+                call_args.append(str(int(tree.numel)))
+            else:
+                call_args.append(str(wrapper.generate_numel_expr(name, tree).inner))
+            arg_types.append(int)
+        wrapper.generate_kernel_call(name, call_args, device=V.graph.get_current_device_or_throw(), triton=False,
+                                     arg_types=arg_types)

@@ -1,0 +1,87 @@
+"""The OpenCL C helpers every generated program starts with: integer floor division and modulo
+with Python's signs, 16-bit float conversions, NaN-propagating min/max, work-group combines for
+reductions, and the Philox4x32-10 generator behind ``rand``/``randn`` in compiled graphs."""
+
+# Work-items per work-group that reduction kernels are written for (the size of their local
+# buffers); launches never use more.
+MAX_GROUP = 256
+
+PRELUDE = r"""
+inline long db_floordiv_l(long a, long b) {
+  long q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline long db_mod_l(long a, long b) {
+  long r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline long db_pow_l(long base, long exp) {
+  if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
+  long result = 1;
+  while (exp) { if (exp & 1) result *= base; base *= base; exp >>= 1; }
+  return result;
+}
+inline float db_remainder_f(float a, float b) {
+  float r = fmod(a, b);
+  return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+}
+inline float db_floordiv_f(float a, float b) {
+  if (b == 0.0f) return a / b;
+  float r = fmod(a, b);
+  float q = (a - r) / b;
+  if (r != 0.0f && ((b < 0.0f) != (r < 0.0f))) q -= 1.0f;
+  float fq = floor(q);
+  if (q - fq > 0.5f) fq += 1.0f;
+  return q == 0.0f ? copysign(0.0f, a / b) : fq;
+}
+#define DB_MAX_FP(a, b) (isnan(a) ? (a) : (isnan(b) ? (b) : fmax((a), (b))))
+#define DB_MIN_FP(a, b) (isnan(a) ? (a) : (isnan(b) ? (b) : fmin((a), (b))))
+
+inline float db_bf16_to_float(ushort b) { return as_float(((uint)b) << 16); }
+inline ushort db_float_to_bf16(float f) {
+  if (isnan(f)) return (ushort)0x7FC0;
+  uint u = as_uint(f);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return (ushort)(u >> 16);
+}
+inline float db_round_bf16(float f) { return db_bf16_to_float(db_float_to_bf16(f)); }
+inline float db_round_half(float f) {
+  ushort h;
+  vstore_half_rte(f, 0, (half*)&h);
+  return vload_half(0, (const half*)&h);
+}
+
+// Philox4x32-10 (Salmon et al., SC'11): counter (offset, 0, 0, 0) under key (seed low, high).
+inline uint4 db_philox(ulong seed, uint offset) {
+  uint2 key = (uint2)((uint)seed, (uint)(seed >> 32));
+  uint4 c = (uint4)(offset, 0u, 0u, 0u);
+  for (int i = 0; i < 10; ++i) {
+    uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
+    uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
+    c = (uint4)(hi1 ^ c.y ^ key.x, lo1, hi0 ^ c.w ^ key.y, lo0);
+    key += (uint2)(0x9E3779B9u, 0xBB67AE85u);
+  }
+  return c;
+}
+// Uniform in [0, 1) with 24 random bits.
+inline float db_rand(long seed, long offset) {
+  return (float)(db_philox((ulong)seed, (uint)offset).x >> 8) * 0x1.0p-24f;
+}
+inline float db_randn(long seed, long offset) {
+  uint4 r = db_philox((ulong)seed, (uint)offset);
+  float u1 = ((float)(r.x >> 8) + 1.0f) * 0x1.0p-24f;  // (0, 1]: log stays finite
+  float u2 = (float)(r.y >> 8) * 0x1.0p-24f;
+  return sqrt(-2.0f * log(u1)) * cospi(2.0f * u2);
+}
+inline long db_randint64(long seed, long offset, long low, long high) {
+  uint4 r = db_philox((ulong)seed, (uint)offset);
+  ulong bits = ((ulong)r.x << 32) | r.y;
+  return low + (long)(bits % (ulong)(high - low));
+}
+"""
+
+
+def prelude(source: str) -> str:
+    """The prelude for a program whose kernels are `source` (enables fp64 where they use it)."""
+    fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if "double" in source else ""
+    return fp64 + PRELUDE
