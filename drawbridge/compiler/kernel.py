@@ -165,7 +165,7 @@ class OpenCLKernel(SIMDKernel):
         self.post_loop_store.writeline(DeferredLine(name, f"if (xvalid && rlane == 0) {line}"))
 
     def is_reduction_kernel(self) -> bool:
-        return any(t.is_reduction for t in self.range_trees)
+        return self.features.is_reduction()
 
     # ---- reductions -----------------------------------------------------------------------------
     def _declare(self, buffer: IndentedBuffer, dtype: torch.dtype, init: str | None) -> CSEVariable:

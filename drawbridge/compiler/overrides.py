@@ -90,6 +90,10 @@ class OpenCLOverrides(OpOverrides):
         return ops.to_dtype(var, dtype)
 
     @staticmethod
+    def value_expr(expr, dtype: torch.dtype) -> str:
+        return OpenCLOverrides.index_expr(expr, dtype)
+
+    @staticmethod
     def masked(mask, body, other) -> str:
         scoped = IndentedBuffer()
         with V.kernel.swap_buffers(scoped), scoped.indent():
