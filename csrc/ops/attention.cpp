@@ -11,11 +11,17 @@
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/_safe_softmax.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
+
+#include <algorithm>
+#include <numeric>
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
@@ -68,6 +74,29 @@ at::Tensor additive_bias(const at::Tensor& mask, const at::Tensor& query) {
   if (mask.scalar_type() != c10::kBool) return mask.to(query.scalar_type());
   return at::where(mask, at::zeros({}, query.options()),
                    at::full({}, -std::numeric_limits<double>::infinity(), query.options()));
+}
+
+// The memory layouts the meta functions of the fused attention ops promise (torch.compile checks
+// them): the output follows the query's dim order; each gradient is laid out like its input.
+at::Tensor empty_like_layout(const at::Tensor& like, at::IntArrayRef sizes) {
+  if (like.sizes() == sizes) return at::empty_like(like);
+  std::vector<int64_t> order(like.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  std::vector<int64_t> strides(like.dim());
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[*it] = stride;
+    stride *= sizes[*it];
+  }
+  return at::empty_strided(sizes, strides, like.options());
+}
+
+at::Tensor laid_out_like(const at::Tensor& result, const at::Tensor& like) {
+  if (!result.defined()) return result;
+  at::Tensor target = at::empty_like(like);
+  if (target.strides() == result.strides()) return result;
+  return target.copy_(result);
 }
 
 struct AttentionDesc {
@@ -130,12 +159,14 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
   const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
   runtime::launch_args(kernel, core::current_queue(q.device().index()), (rows + local - 1) / local, local, args.data(),
                        args.size());
-  if (query.dim() == 3) {
-    out = out.squeeze(1);
-    lse = lse.squeeze(1);
-  }
-  at::Tensor none = at::empty({0}, q.options().dtype(c10::kLong));
-  return {out, lse, none, none, c10::SymInt(q_len), c10::SymInt(kv_len), none, none, at::empty({0}, q.options())};
+  if (query.dim() == 3) out = out.squeeze(1);  // the logsumexp stays (1, heads, rows), as the meta function says
+  std::vector<int64_t> out_sizes = query.sizes().vec();
+  out_sizes.back() = value_dim;
+  at::Tensor laid_out = empty_like_layout(query, out_sizes);
+  if (laid_out.strides() != out.strides()) out = laid_out.copy_(out);
+  // No dropout: the philox seed and offset are placeholders (0-d, as the meta function says).
+  at::Tensor seed = at::zeros({}, q.options().dtype(c10::kLong)), offset = at::zeros({}, q.options().dtype(c10::kLong));
+  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(q_len), c10::SymInt(kv_len), seed, offset, at::Tensor()};
 }
 
 // The gradients from the recomputed probabilities, in float32.
@@ -167,7 +198,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   if (grad_input_mask[1]) grad_k = at::matmul(d_scores.transpose(-2, -1), q).mul_(s).to(key.scalar_type());
   if (grad_input_mask[3] && attn_bias.defined())
     grad_bias = at::sum_to(d_scores, attn_bias.sizes()).to(attn_bias.scalar_type());
-  return {grad_q, grad_k, grad_v, grad_bias};
+  return {laid_out_like(grad_q, query), laid_out_like(grad_k, key), laid_out_like(grad_v, value),
+          laid_out_like(grad_bias, attn_bias)};
 }
 
 }  // namespace

@@ -150,10 +150,24 @@ class OpenCLKernel(SIMDKernel):
             return f"{var}[{index_str}] = db_float_to_bf16((float)({value}));"
         return f"{var}[{index_str}] = ({storage_type(dtype)})({value});"
 
+    def _atomic_add_line(self, name: str, index: sympy.Expr, value) -> str:
+        var = self.args.output(name)
+        index_str = self.index_to_str(self.prepare_indexing(index))
+        dtype = V.graph.get_dtype(name)
+        # Inductor sends int64, bool and bfloat16 scatter-adds to ATen kernels instead.
+        helper = {torch.float32: "db_atomic_add_f32", torch.float16: "db_atomic_add_f16",
+                  torch.float64: "db_atomic_add_f64", torch.int32: "atomic_add", torch.int64: "atom_add"}.get(dtype)
+        if helper is None:
+            raise NotImplementedError(f"torch.compile on ocl: atomic add of {dtype}")
+        return f"{helper}({var} + {index_str}, ({compute_type(dtype)})({value}));"
+
     def store(self, name: str, index: sympy.Expr, value, mode=None) -> None:
-        if mode is not None:
+        if mode == "atomic_add":
+            line = self._atomic_add_line(name, index, value)
+        elif mode is None:
+            line = self._store_line(name, index, value)
+        else:
             raise NotImplementedError(f"torch.compile on ocl: store mode {mode}")
-        line = self._store_line(name, index, value)
         if self.is_reduction_kernel():
             line = f"if (xvalid) {line}"
         self.stores.writeline(DeferredLine(name, line))

@@ -73,6 +73,27 @@ inline float db_randn(long seed, long offset) {
   float u2 = (float)(r.y >> 8) * 0x1.0p-24f;
   return sqrt(-2.0f * log(u1)) * cospi(2.0f * u2);
 }
+// Atomic adds for stores in "atomic_add" mode (scatter-add, index_put with accumulate): a
+// compare-and-swap loop on the 32-bit word that holds the element.
+inline void db_atomic_add_f32(volatile __global float* p, float v) {
+  volatile __global uint* word = (volatile __global uint*)p;
+  uint seen = *word, expected;
+  do {
+    expected = seen;
+    seen = atomic_cmpxchg(word, expected, as_uint(as_float(expected) + v));
+  } while (seen != expected);
+}
+inline void db_atomic_add_f16(volatile __global half* p, float v) {
+  volatile __global uint* word = (volatile __global uint*)((ulong)p & ~(ulong)3);
+  uint shift = ((ulong)p & 2) ? 16u : 0u;
+  uint seen = *word, expected;
+  do {
+    expected = seen;
+    ushort bits = (ushort)(expected >> shift), sum;
+    vstore_half_rte(vload_half(0, (const half*)&bits) + v, 0, (half*)&sum);
+    seen = atomic_cmpxchg(word, expected, (expected & ~(0xFFFFu << shift)) | ((uint)sum << shift));
+  } while (seen != expected);
+}
 inline long db_randint64(long seed, long offset, long low, long high) {
   uint4 r = db_philox((ulong)seed, (uint)offset);
   ulong bits = ((ulong)r.x << 32) | r.y;
@@ -81,7 +102,25 @@ inline long db_randint64(long seed, long offset, long low, long high) {
 """
 
 
+# Needs 64-bit atomics (cl_khr_int64_base_atomics): only in programs that use it.
+ATOMIC_ADD_F64 = r"""
+inline void db_atomic_add_f64(volatile __global double* p, double v) {
+  volatile __global ulong* word = (volatile __global ulong*)p;
+  ulong seen = *word, expected;
+  do {
+    expected = seen;
+    seen = atom_cmpxchg(word, expected, as_ulong(as_double(expected) + v));
+  } while (seen != expected);
+}
+"""
+
+
 def prelude(source: str) -> str:
-    """The prelude for a program whose kernels are `source` (enables fp64 where they use it)."""
-    fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if "double" in source else ""
-    return fp64 + PRELUDE
+    """The prelude for a program whose kernels are `source`: the extensions they use, the helpers."""
+    head = ""
+    if "double" in source:
+        head += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    if "atom_add" in source or "db_atomic_add_f64" in source:
+        head += "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+    tail = ATOMIC_ADD_F64 if "db_atomic_add_f64" in source else ""
+    return head + PRELUDE + tail
