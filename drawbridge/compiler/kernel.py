@@ -18,6 +18,7 @@ from torch._inductor.codegen.common import (
     CSEVariable,
     DeferredLine,
     IndentedBuffer,
+    PythonPrinter,
     SizeArg,
     TensorArg,
 )
@@ -102,6 +103,7 @@ class OpenCLKernel(SIMDKernel):
     newvar_prefix = ""
     kexpr = staticmethod(opencl_expr)  # type: ignore[assignment]
     sexpr = staticmethod(opencl_expr)
+    pexpr = staticmethod(PythonPrinter().doprint)
 
     def __init__(self, tiling, **kwargs):
         super().__init__(tiling, **kwargs)
@@ -413,7 +415,8 @@ class OpenCLKernel(SIMDKernel):
         for v in self.args.sizevars:
             wrapper.ensure_size_computed(v)
         _, call_args, _, arg_types = self.args.python_argdefs()
-        call_args, arg_types = list(call_args), list(arg_types)
+        call_args = [self.pexpr(a) if isinstance(a, sympy.Expr) else str(a) for a in call_args]
+        arg_types = list(arg_types)
         reduction = self.is_reduction_kernel()
         for tree in self.range_trees:
             if tree.is_reduction and not reduction:
