@@ -9,9 +9,11 @@
 namespace drawbridge::compiler {
 
 runtime::Kernel& GeneratedProgram::kernel(int device, const std::string& name) {
-  // The generated source states its own extensions; no options, so one graph is one cache entry.
-  return runtime::get_kernel(core::checked_device(static_cast<c10::DeviceIndex>(device)), label_, source_, "",
-                             name);
+  runtime::Device& d = core::checked_device(static_cast<c10::DeviceIndex>(device));
+  // CPU-class devices reduce each row in a single work-item (the launcher gives their reductions
+  // one lane): the work-group combines, their local memory and barriers compile out.
+  const char* options = d.properties().cpu_class() ? "-DDB_ONE_LANE" : "";
+  return runtime::get_kernel(d, label_, source_, options, name);
 }
 
 void GeneratedKernel::launch(const std::vector<LaunchArg>& args, const std::vector<size_t>& global,

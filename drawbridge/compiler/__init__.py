@@ -11,6 +11,7 @@ ocl (``register()`` runs then), and the Dynamo backend ``"ocl"`` registers on fi
 from __future__ import annotations
 
 import functools
+import pathlib
 
 
 @functools.cache
@@ -28,7 +29,24 @@ def register() -> None:
     for i in range(torch.ocl.device_count()):
         register_interface_for_device(f"ocl:{i}", OclInterface)
     register_device_op_overrides("ocl", OclDeviceOpOverrides())
-    register_backend_for_device("ocl", OpenCLScheduling, OpenCLWrapperCodegen)
+    register_backend_for_device("ocl", OpenCLScheduling, OpenCLWrapperCodegen,
+                                device_custom_pass=_generator_version_pass())
+
+
+def _generator_version_pass():
+    """A graph pass that changes nothing: Inductor puts its uuid into the key of its FX graph cache,
+    so graphs compiled by another version of this code generator are not reused."""
+    from torch._inductor.custom_graph_pass import CustomGraphModulePass, get_hash_for_files
+
+    class GeneratorVersion(CustomGraphModulePass):
+        def __call__(self, gm) -> None:
+            pass
+
+        def uuid(self):
+            here = pathlib.Path(__file__).parent
+            return get_hash_for_files(tuple(sorted(str(p) for p in here.glob("*.py"))))
+
+    return GeneratorVersion()
 
 
 def inductor_class(name: str):

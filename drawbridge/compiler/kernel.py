@@ -171,7 +171,8 @@ class OpenCLKernel(SIMDKernel):
         else:
             raise NotImplementedError(f"torch.compile on ocl: store mode {mode}")
         if self.is_reduction_kernel():
-            line = f"if (xvalid) {line}"
+            # In the reduction loop each lane has its own elements; after it, one lane stores.
+            line = f"if (xvalid) {line}" if self.inside_reduction else f"if (xvalid && rlane == 0) {line}"
         self.stores.writeline(DeferredLine(name, line))
         if not self.inside_reduction:
             self.outside_loop_vars.add(value)
@@ -195,25 +196,37 @@ class OpenCLKernel(SIMDKernel):
         self.local_buffers.writeline(f"__local {ctype} {name}[{MAX_GROUP}];")
         return name
 
-    def _group_combine(self, dtype: torch.dtype, accs: list[tuple[str, torch.dtype]], combine) -> list[str]:
-        """Writes the work-group tree combine of per-lane values `accs` into post_loop_combine;
-        `combine(a, b)` gets two lists of expressions and returns a list of C statements that
-        merge b into a. Returns the local buffers, whose slot `row0` holds the results."""
-        bufs = [self._local_buffer(d) for _, d in accs]
+    def _group_combine(self, accs: list[tuple[CSEVariable, torch.dtype]], combine) -> list[CSEVariable]:
+        """Combines the lanes' accumulators `accs` of each row; returns variables with the results.
+
+        `combine(a, b)` gets two lists of expressions and returns C statements that merge b into a.
+        With one lane per row (DB_ONE_LANE, CPU devices) the accumulators are the results. Otherwise
+        a tree in local memory, unrolled: a loop around barriers makes PoCL run the code after it
+        twice for the first work-item, which repeats side effects such as atomic adds."""
         code = self.post_loop_combine
-        for buf, (acc, _) in zip(bufs, accs):
-            code.writeline(f"{buf}[slot] = {acc};")
-        code.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
-        code.writeline("for (int s = RBLOCK / 2; s > 0; s >>= 1) {")
-        with code.indent():
-            code.writeline("if (rlane < s) {")
+        results = [self._declare(code, d, None) for _, d in accs]
+        code.writeline("#ifdef DB_ONE_LANE")
+        for r, (a, _) in zip(results, accs):
+            code.writeline(f"{r} = {a};")
+        code.writeline("#else")
+        bufs = [self._local_buffer(d) for _, d in accs]
+        for buf, (a, _) in zip(bufs, accs):
+            code.writeline(f"{buf}[slot] = {a};")
+        step = MAX_GROUP // 2
+        while step:
+            code.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+            code.writeline(f"if ({step} < RBLOCK && rlane < {step}) {{")
             with code.indent():
-                for statement in combine([f"{b}[slot]" for b in bufs], [f"{b}[slot + s]" for b in bufs]):
+                for statement in combine([f"{b}[slot]" for b in bufs], [f"{b}[slot + {step}]" for b in bufs]):
                     code.writeline(statement)
             code.writeline("}")
-            code.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
-        code.writeline("}")
-        return bufs
+            step //= 2
+        code.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+        for r, buf in zip(results, bufs):
+            code.writeline(f"{r} = {buf}[row0];")
+        code.writeline("#endif")
+        self.outside_loop_vars.update(results)
+        return results
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
         assert self.inside_reduction
@@ -243,9 +256,8 @@ class OpenCLKernel(SIMDKernel):
         acc = self._declare(self.body, acc_dtype, _identity(reduction_type, acc_dtype))
         cast = f"(({compute_type(acc_dtype)})({value}))"
         self.compute.writeline(f"{acc} = {_combine(reduction_type, acc_dtype, str(acc), cast)};")
-        (buf,) = self._group_combine(acc_dtype, [(str(acc), acc_dtype)],
-                                     lambda a, b: [f"{a[0]} = {_combine(reduction_type, acc_dtype, a[0], b[0])};"])
-        result = self._result(acc_dtype, f"{buf}[row0]")
+        (result,) = self._group_combine(
+            [(acc, acc_dtype)], lambda a, b: [f"{a[0]} = {_combine(reduction_type, acc_dtype, a[0], b[0])};"])
         return result
 
     def _arg_reduction(self, src_dtype, reduction_type, value):
@@ -262,9 +274,9 @@ class OpenCLKernel(SIMDKernel):
             cond = _arg_better(reduction_type, vdtype, b[0], b[1], a[0], a[1])
             return [f"if ({b[1]} >= 0 && ({a[1]} < 0 || {cond})) {{ {a[0]} = {b[0]}; {a[1]} = {b[1]}; }}"]
 
-        _, ibuf = self._group_combine(vdtype, [(str(best), vdtype), (str(best_i), torch.int64)], merge)
+        _, index_result = self._group_combine([(best, vdtype), (best_i, torch.int64)], merge)
         # An empty reduction keeps -1; PyTorch rejects those before they reach a kernel.
-        return self._result(torch.int64, f"max({ibuf}[row0], 0L)")
+        return self._result(torch.int64, f"max({index_result}, 0L)")
 
     def _welford(self, value, combine: bool):
         f = torch.float32
@@ -285,8 +297,7 @@ class OpenCLKernel(SIMDKernel):
         def merge(a, b):
             return self._welford_merge(*a, *b).splitlines()
 
-        bufs = self._group_combine(f, [(str(mean), f), (str(m2), f), (str(weight), f)], merge)
-        return tuple(self._result(f, f"{b}[row0]") for b in bufs)
+        return tuple(self._group_combine([(mean, f), (m2, f), (weight, f)], merge))
 
     @staticmethod
     def _welford_merge(mean, m2, weight, b_mean, b_m2, b_weight) -> str:
@@ -402,7 +413,9 @@ class OpenCLKernel(SIMDKernel):
                     """,
                     strip=True,
                 )
+                code.writeline("#ifndef DB_ONE_LANE")
                 code.splice(self.local_buffers)
+                code.writeline("#endif")
             else:
                 code.writeline("const long xindex = get_global_id(0);")
                 code.writeline("if (xindex >= xnumel) return;")
