@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include "core/device_state.h"
+#include "kernels/kernel_library.h"
 #include "runtime/commands.h"
 #include "runtime/device_memory.h"
 
@@ -10,10 +11,13 @@ namespace drawbridge::compiler {
 
 runtime::Kernel& GeneratedProgram::kernel(int device, const std::string& name) {
   runtime::Device& d = core::checked_device(static_cast<c10::DeviceIndex>(device));
-  // CPU-class devices reduce each row in a single work-item (the launcher gives their reductions
-  // one lane): the work-group combines, their local memory and barriers compile out.
-  const char* options = d.properties().cpu_class() ? "-DDB_ONE_LANE" : "";
-  return runtime::get_kernel(d, label_, source_, options, name);
+  // The kernels use common.clh's conversions and arithmetic math (float compute type). CPU-class
+  // devices reduce each row in a single work-item (the launcher gives their reductions one lane):
+  // the work-group combines, their local memory and barriers compile out.
+  std::string options = "-DCT=f32 -DNARGS=1";
+  if (d.properties().cpu_class()) options += " -DDB_ONE_LANE";
+  return runtime::get_kernel(d, label_, kernels::common_source() + "\n" + source_,
+                             kernels::program_options(d, options), name);
 }
 
 void GeneratedKernel::launch(const std::vector<LaunchArg>& args, const std::vector<size_t>& global,

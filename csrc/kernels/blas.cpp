@@ -92,6 +92,7 @@ bool out_of_memory(CLBlastStatusCode status) {
 // and try once more, as a tensor allocation does.
 void checked_gemm(cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k, double alpha,
                   const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch) {
+  runtime::note_launch();  // one GEMM, however many kernels CLBlast splits it into
   CLBlastStatusCode status = clblast_gemm(q, type, m, n, k, alpha, a, b, beta, c, batch);
   if (out_of_memory(status)) {
     core::device_allocator().emptyCache();

@@ -45,6 +45,24 @@ void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device) {
                    "Drawbridge never converts float64 silently.");
 }
 
+const std::string& common_source() {
+  const auto& sources = embedded_sources();
+  auto common = sources.find("common.clh");
+  TORCH_INTERNAL_ASSERT(common != sources.end(), "no embedded common.clh");
+  return common->second;
+}
+
+std::string program_options(runtime::Device& device, const std::string& options) {
+  std::string opts = options;
+  // Every program may use double where the device has it (special functions compute in it).
+  if (device.properties().fp64) opts += " -DUSE_FP64";
+  // Division and sqrt correctly rounded, as on the CPU and in CUDA (OpenCL allows 2.5 ulp). CPU
+  // devices divide in hardware, correctly rounded already; the option would make it a library call.
+  if (!device.properties().cpu_class()) opts += " -cl-fp32-correctly-rounded-divide-sqrt";
+  opts += " -w";  // kernels of other operand counts in the same file warn; drivers print warnings
+  return opts;
+}
+
 runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,
                             const std::string& name) {
   // Launches look kernels up by a short key; the full source is hashed only on first use.
@@ -60,17 +78,10 @@ runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, co
     if (it != kernels.end()) return *it->second;
   }
   const auto& sources = embedded_sources();
-  auto common = sources.find("common.clh");
   auto body = sources.find(file);
-  TORCH_INTERNAL_ASSERT(common != sources.end() && body != sources.end(), "no embedded OpenCL source ", file);
-  std::string opts = options;
-  // Every program may use double where the device has it (special functions compute in it).
-  if (device.properties().fp64) opts += " -DUSE_FP64";
-  // Division and sqrt correctly rounded, as on the CPU and in CUDA (OpenCL allows 2.5 ulp). CPU
-  // devices divide in hardware, correctly rounded already; the option would make it a library call.
-  if (!device.properties().cpu_class()) opts += " -cl-fp32-correctly-rounded-divide-sqrt";
-  opts += " -w";  // kernels of other operand counts in the same file warn; drivers print warnings
-  runtime::Kernel& kernel = runtime::get_kernel(device, file, common->second + "\n" + body->second, opts, name);
+  TORCH_INTERNAL_ASSERT(body != sources.end(), "no embedded OpenCL source ", file);
+  runtime::Kernel& kernel =
+      runtime::get_kernel(device, file, common_source() + "\n" + body->second, program_options(device, options), name);
   std::unique_lock<std::shared_mutex> lock(mutex);
   kernels.emplace(std::move(key), &kernel);
   return kernel;

@@ -20,6 +20,11 @@ const char* raw_token(size_t itemsize);
 // Throws a TypeError when the device cannot hold `type` (float64 without cl_khr_fp64).
 void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device);
 
+// common.clh: dtype tokens, conversions and the arithmetic math helpers every program starts with.
+const std::string& common_source();
+// `options` plus what every program is built with on `device` (fp64, division rounding).
+std::string program_options(runtime::Device& device, const std::string& options);
+
 // The kernel `name` of program `file` (a file under csrc/kernels/cl) built with `options`.
 // common.clh is prepended; options that mention f64 enable cl_khr_fp64.
 runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,

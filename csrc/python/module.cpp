@@ -177,6 +177,7 @@ PYBIND11_MODULE(_C, m) {
     return d;
   });
   bind_compiler(m);
+  m.def("_launch_count", &runtime::launch_count);
   m.def("_program_cache_dir", &runtime::program_cache_dir);
   m.def("_build_program", [](int index, const std::string& source, const std::string& options) {
     runtime::get_program(core::checked_device(static_cast<c10::DeviceIndex>(index)), "user program", source, options);

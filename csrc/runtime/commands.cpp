@@ -1,5 +1,6 @@
 #include "runtime/commands.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -15,9 +16,17 @@ bool sync_mode() {
   return on;
 }
 
+namespace {
+std::atomic<uint64_t> launches{0};
+}  // namespace
+
+uint64_t launch_count() { return launches.load(std::memory_order_relaxed); }
+void note_launch() { launches.fetch_add(1, std::memory_order_relaxed); }
+
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
                const KernelArg* args, size_t nargs) {
   OpScope scope(kernel.name.c_str());
+  note_launch();
   {
     std::lock_guard<std::mutex> lock(kernel.mutex);
     for (size_t i = 0; i < nargs; ++i)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "runtime/device_memory.h"
@@ -19,6 +20,11 @@ inline void after_enqueue(cl_command_queue q) {
   note_work();
   if (sync_mode()) DB_CL_CHECK(clFinish(q));
 }
+
+// Kernel launches enqueued by this process (ours and library calls that note theirs): what
+// bench/compile.py and the tests count to see fusion.
+uint64_t launch_count();
+void note_launch();
 
 struct KernelArg {
   size_t size;

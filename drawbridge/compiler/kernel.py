@@ -135,7 +135,7 @@ class OpenCLKernel(SIMDKernel):
         if dtype == torch.float16:
             line = f"vload_half({index_str}, {var})"
         elif dtype == torch.bfloat16:
-            line = f"db_bf16_to_float({var}[{index_str}])"
+            line = f"bf16_to_float({var}[{index_str}])"
         elif dtype == torch.bool:
             line = f"({var}[{index_str}] != 0)"
         else:
@@ -149,7 +149,7 @@ class OpenCLKernel(SIMDKernel):
         if dtype == torch.float16:
             return f"vstore_half_rte((float)({value}), {index_str}, {var});"
         if dtype == torch.bfloat16:
-            return f"{var}[{index_str}] = db_float_to_bf16((float)({value}));"
+            return f"{var}[{index_str}] = float_to_bf16((float)({value}));"
         return f"{var}[{index_str}] = ({storage_type(dtype)})({value});"
 
     def _atomic_add_line(self, name: str, index: sympy.Expr, value) -> str:
@@ -346,6 +346,10 @@ class OpenCLKernel(SIMDKernel):
             self.body.writeline(
                 f"for (long {tree.name} = rlane; {tree.name} < {tree.prefix}numel; {tree.name} += RBLOCK) {{")
             with self.body.indent():
+                # One work-item per row on CPU devices: let the compiler vectorize the row's sums.
+                self.body.writeline("#ifdef DB_ONE_LANE")
+                self.body.writeline("#pragma clang fp reassociate(on)")
+                self.body.writeline("#endif")
                 self.body.splice(self.indexing_code)
                 self.body.splice(self.loads)
                 self.body.splice(self.compute)
@@ -404,8 +408,12 @@ class OpenCLKernel(SIMDKernel):
             if reduction:
                 code.splice(
                     """
+                    #ifdef DB_ONE_LANE
+                    const int rlane = 0, RBLOCK = 1;  // constants: the reduction loop is a plain loop
+                    #else
                     const int rlane = get_local_id(0);
                     const int RBLOCK = get_local_size(0);
+                    #endif
                     const int row0 = get_local_id(1) * RBLOCK;
                     const int slot = row0 + rlane;
                     const bool xvalid = get_global_id(1) < xnumel;

@@ -1,6 +1,8 @@
-"""The OpenCL C helpers every generated program starts with: integer floor division and modulo
-with Python's signs, 16-bit float conversions, NaN-propagating min/max, work-group combines for
-reductions, and the Philox4x32-10 generator behind ``rand``/``randn`` in compiled graphs."""
+"""The OpenCL C helpers of generated programs: integer floor division and modulo with Python's
+signs, rounding to 16-bit floats, NaN-propagating min/max, atomic adds, and the Philox4x32-10
+generator behind ``rand``/``randn`` in compiled graphs. (csrc/compiler puts the eager kernels'
+common.clh before them: its bfloat16 conversions and arithmetic exp/erf, which CPU devices
+vectorize where the library's calls would not.)"""
 
 # Work-items per work-group that reduction kernels are written for (the size of their local
 # buffers); launches never use more.
@@ -37,14 +39,7 @@ inline float db_floordiv_f(float a, float b) {
 #define DB_MAX_FP(a, b) (isnan(a) ? (a) : (isnan(b) ? (b) : fmax((a), (b))))
 #define DB_MIN_FP(a, b) (isnan(a) ? (a) : (isnan(b) ? (b) : fmin((a), (b))))
 
-inline float db_bf16_to_float(ushort b) { return as_float(((uint)b) << 16); }
-inline ushort db_float_to_bf16(float f) {
-  if (isnan(f)) return (ushort)0x7FC0;
-  uint u = as_uint(f);
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return (ushort)(u >> 16);
-}
-inline float db_round_bf16(float f) { return db_bf16_to_float(db_float_to_bf16(f)); }
+inline float db_round_bf16(float f) { return bf16_to_float(float_to_bf16(f)); }
 inline float db_round_half(float f) {
   ushort h;
   vstore_half_rte(f, 0, (half*)&h);
