@@ -31,7 +31,7 @@ def gpt_train(device):
     """bench/train_step.py's GPT-style decoder step: batch 8 x 256 tokens, 6 layers, width 384."""
     torch.manual_seed(0)
     model = GPT(4096, 256, 384, 6, 6).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)  # as bench/train_step.py
     tokens = torch.randint(0, 4096, (8, 257), generator=torch.Generator().manual_seed(1)).to(device)
     forward = model
 
@@ -49,7 +49,7 @@ def mlp_train(device):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(512, 1024), nn.GELU(), nn.LayerNorm(1024), nn.Linear(1024, 1024), nn.GELU(),
                           nn.Linear(1024, 10)).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
     x = torch.randn(256, 512).to(device)
     y = torch.randint(0, 10, (256,)).to(device)
 

@@ -31,11 +31,11 @@ __kernel void softmax(IterDesc d, OPERAND(0), OPERAND(1), ulong n, ulong out_ste
   ct m = -INFINITY;
   for (ulong j = 0; j < n; ++j) m = fmax(m, TO(CT, LOAD(T1, ROW(1, j, in_step))));
   ct sum = 0;
-  for (ulong j = 0; j < n; ++j) sum += exp(TO(CT, LOAD(T1, ROW(1, j, in_step))) - m);
+  for (ulong j = 0; j < n; ++j) sum += exp_arith(TO(CT, LOAD(T1, ROW(1, j, in_step))) - m);
   ct log_sum = log(sum);
   for (ulong j = 0; j < n; ++j) {
     ct x = TO(CT, LOAD(T1, ROW(1, j, in_step))) - m;
-    STORE(T0, ROW(0, j, out_step), TO(T0, log_ ? x - log_sum : exp(x) / sum));
+    STORE(T0, ROW(0, j, out_step), TO(T0, log_ ? x - log_sum : exp_arith(x) / sum));
   }
   ELEMENTWISE_END
 }
@@ -53,7 +53,7 @@ __kernel void softmax_backward(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), u
   for (ulong j = 0; j < n; ++j) {
     ct g = TO(CT, LOAD(T1, ROW(1, j, grad_step)));
     ct y = TO(CT, LOAD(T2, ROW(2, j, out_step)));
-    STORE(T0, ROW(0, j, gi_step), TO(T0, log_ ? g - exp(y) * dot : y * (g - dot)));
+    STORE(T0, ROW(0, j, gi_step), TO(T0, log_ ? g - exp_arith(y) * dot : y * (g - dot)));
   }
   ELEMENTWISE_END
 }
