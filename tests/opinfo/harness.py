@@ -33,8 +33,12 @@ import time
 DTYPES = ["float32", "float16", "bfloat16", "int64", "bool"]
 # float32 gradients, compared with the CPU's: a column of the report beside the dtypes.
 BACKWARD = "backward"
+# float32 forward through torch.compile (Inductor with drawbridge's OpenCL code generator): only
+# with --compiled, since every sample is a compilation.
+COMPILED = "compiled"
 COLUMNS = DTYPES + [BACKWARD]
 MAX_SAMPLES = 6
+MAX_COMPILED_SAMPLES = 2
 # float32 kernels use OpenCL's math library, whose functions are within a few ulp, not
 # correctly rounded: allow 1e-5 relative error (torch.testing's default is 1.3e-6).
 # Keyed by the dtype of the result (integer inputs of float ops give float results).
@@ -224,6 +228,43 @@ def run_one(op, dtype_name) -> tuple[str, str]:
     return ("pass", f"{ran} samples") if ran else ("skip", "CPU rejected every sample")
 
 
+def run_compiled(op) -> tuple[str, str]:
+    """float32 samples through torch.compile, each compiled afresh (a graph of the op alone)."""
+    import torch
+
+    if torch.float32 not in op.supported_dtypes("cpu"):
+        return "skip", "dtype not supported on CPU"
+    if not values_checked(op):
+        return "skip", "random results"
+    try:
+        samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))[:MAX_COMPILED_SAMPLES]
+    except Exception as e:
+        return "skip", f"samples: {e!r}"[:300]
+    ran = 0
+    for sample in samples:
+        try:
+            expected = op(sample.input, *sample.args, **sample.kwargs)
+        except Exception:
+            continue
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda inp, args, kwargs: op(inp, *args, **kwargs), dynamic=False)
+        try:
+            actual = compiled(to_ocl(sample.input), to_ocl(sample.args), to_ocl(sample.kwargs))
+            try:
+                compare(actual, expected, "float32")
+            except AssertionError:
+                if not (same_selection(op.name, sample, actual, expected)
+                        or matches_float64_reference(op, sample, actual, expected, "float32")):
+                    raise
+            ran += 1
+        except Exception as e:
+            cause = e
+            while cause.__cause__ is not None and not isinstance(cause, NotImplementedError):
+                cause = cause.__cause__
+            return fallback_or_fail(cause)
+    return ("pass", f"{ran} samples") if ran else ("skip", "CPU rejected every sample")
+
+
 def fallback_or_fail(e: Exception) -> tuple[str, str]:
     if isinstance(e, NotImplementedError) and "DRAWBRIDGE_FALLBACK=error" in str(e):
         return "fallback", str(e).split("'")[1] if "'" in str(e) else str(e)[:200]
@@ -410,6 +451,10 @@ def run_backward(op) -> tuple[str, str]:
     return "pass", f"{ran} samples" + (f" ({loose} within {CPU_ERROR_FACTOR}x the CPU's error)" if loose else "")
 
 
+def columns() -> list[str]:
+    return COLUMNS + [COMPILED] if os.environ.get("DRAWBRIDGE_OPINFO_COMPILED") == "1" else COLUMNS
+
+
 def child(names: list[str], out_path: str) -> None:
     os.environ["DRAWBRIDGE_FALLBACK"] = "error"
     import warnings
@@ -426,9 +471,11 @@ def child(names: list[str], out_path: str) -> None:
         for name in names:
             out.write(json.dumps({"op": name, "started": True}) + "\n")
             out.flush()
-            for dtype_name in COLUMNS:
+            for dtype_name in columns():
                 if dtype_name == BACKWARD:
                     status, detail = run_backward(ops[name])
+                elif dtype_name == COMPILED:
+                    status, detail = run_compiled(ops[name])
                 else:
                     status, detail = run_one(ops[name], dtype_name)
                 out.write(json.dumps({"op": name, "dtype": dtype_name, "status": status, "detail": detail}) + "\n")
@@ -463,13 +510,13 @@ def run(names: list[str], workers: int = 1, chunk: int = 60) -> dict:
                         started.append(rec["op"])
                     else:
                         results.setdefault(rec["op"], {})[rec["dtype"]] = [rec["status"], rec["detail"]]
-                        if len(results[rec["op"]]) == len(COLUMNS):
+                        if len(results[rec["op"]]) == len(columns()):
                             done.add(rec["op"])
             if proc.returncode == 0:
                 break
             # The child died inside the last op it started: record a crash and go on after it.
             crashed = started[-1] if started else batch[0]
-            for dtype_name in COLUMNS:
+            for dtype_name in columns():
                 results.setdefault(crashed, {}).setdefault(
                     dtype_name, ["crash", f"child exited with {proc.returncode}: {proc.stderr[-300:]}"])
             batch = batch[batch.index(crashed) + 1:]
@@ -507,6 +554,8 @@ def markdown(results: dict) -> str:
     counts = summarize(results)
     statuses = ["pass", "fallback", "fail", "crash", "skip"]
     columns = ["float32", BACKWARD] + DTYPES[1:]
+    if any(COMPILED in per for per in results.values()):
+        columns.append(COMPILED)
     lines = [
         "# Operator coverage",
         "",
@@ -520,6 +569,10 @@ def markdown(results: dict) -> str:
         "gradients drawn once on the CPU, compared with the CPU's (forward and backward both native).",
         "An entry without autograd, with random results, or whose backward fails on the CPU is a skip.",
         "",
+        "**compiled**: the first float32 samples through `torch.compile` (Inductor with drawbridge's",
+        "OpenCL code generator), each compiled alone, compared with the CPU; ops Inductor does not",
+        "generate code for run as ATen kernels inside the compiled graph, and must be native too.",
+        "",
         "Native kernels take real dtypes. Complex tensors are copied, viewed (`view_as_real`,",
         "`view_as_complex`, `real`, `imag`) and conjugated natively; every other op given a complex",
         "operand runs through the CPU fallback (not measured here).",
@@ -529,7 +582,7 @@ def markdown(results: dict) -> str:
     ]
     for d in columns:
         c = counts.get(d, {})
-        label = "float32 backward" if d == BACKWARD else d
+        label = {BACKWARD: "float32 backward", COMPILED: "float32 compiled"}.get(d, d)
         lines.append(f"| {label} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
     missing = missing_operators(results)
     lines += ["", "Operators without a native kernel, by the number of float32 entries they block "
@@ -554,7 +607,10 @@ def main() -> None:
     parser.add_argument("--out", default="opinfo_report.json")
     parser.add_argument("--markdown")
     parser.add_argument("--from-report", help="only render --markdown from an existing report")
+    parser.add_argument("--compiled", action="store_true", help="add the compiled column (torch.compile)")
     args = parser.parse_args()
+    if args.compiled:
+        os.environ["DRAWBRIDGE_OPINFO_COMPILED"] = "1"  # the children inherit it
     if args.from_report:
         results = json.load(open(args.from_report))["results"]
         if args.markdown:
