@@ -46,7 +46,7 @@ test-cpp: setup
 # The suites whose kernels choose a variant by device class run again with the GPU paths, so
 # that both classes are covered on PoCL (DRAWBRIDGE_DEVICE_CLASS, docs/env.md).
 GPU_CLASS_TESTS := tests/test_gemm.py tests/test_variant_sweeps.py tests/test_tensor_engine.py tests/test_errors.py \
-                   tests/test_layers.py tests/test_training.py tests/test_attention.py
+                   tests/test_layers.py tests/test_training.py tests/test_attention.py tests/test_compile.py
 
 test-py: install
 	$(VENV)/bin/pytest -q tests

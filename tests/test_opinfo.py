@@ -51,6 +51,20 @@ GPU_CLASS_ENTRIES = [
 ]
 MIN_GPU_CLASS_FLOAT32_PASS = 67  # of the 68; scaled_dot_product_attention's dropout samples fail
 
+# Entries run through torch.compile in the suite (the compiled column; `make ops-doc` runs every
+# entry): generated pointwise, reduction, indexing and normalization kernels, and the extern
+# kernels inside compiled graphs.
+COMPILED_ENTRIES = [
+    "add", "mul", "div.no_rounding_mode", "div.floor_rounding", "remainder", "pow", "exp", "log", "sin", "tanh",
+    "sigmoid", "nn.functional.gelu", "nn.functional.silu", "where", "clamp", "sum", "mean", "prod", "amax", "argmax",
+    "argmin", "std", "var_mean", "linalg.vector_norm", "logsumexp", "softmax", "log_softmax", "cumsum", "sort",
+    "index_select", "gather", "scatter_add", "index_put", "cat", "mm", "nn.functional.linear",
+    "nn.functional.layer_norm", "nn.functional.embedding", "nn.functional.cross_entropy", "any", "all", "flip",
+    "tril", "nn.functional.pad.constant", "nn.functional.max_pool2d", "nn.functional.conv2d", "to",
+    "nn.functional.dropout",
+]
+MIN_COMPILED_PASS = 46  # of the 48: dropout is random (a skip), `to` copies to the CPU on purpose
+
 
 def run_harness(report_path, ops=None, env=None):
     os.makedirs(os.path.dirname(report_path), exist_ok=True)
@@ -92,3 +106,20 @@ def test_opinfo_gpu_class_paths():
     assert not unexpected, "unexpected OpInfo failures with the GPU paths:\n" + "\n".join(unexpected)
     passed = report["summary"]["float32"].get("pass", 0)
     assert passed >= MIN_GPU_CLASS_FLOAT32_PASS, f"only {passed} entries pass float32 with the GPU paths"
+
+
+def test_opinfo_compiled_entries():
+    """COMPILED_ENTRIES through torch.compile: results equal to the CPU's, nothing on the CPU."""
+    report = run_harness(os.path.join(ROOT, "build", "opinfo", "compiled_report.json"), ops=COMPILED_ENTRIES,
+                         env={"DRAWBRIDGE_OPINFO_COMPILED": "1"})
+    compiled = {name: per["compiled"] for name, per in report["results"].items()}
+    expected = expected_failures()
+    unexpected = sorted(f"{name}: {detail[:200]}" for name, (status, detail) in compiled.items()
+                        if status in ("fail", "crash", "fallback") and f"{name}:compiled" not in expected
+                        and name not in expected)
+    assert not unexpected, "\n".join(unexpected)
+    stale = sorted(key for key in expected if key.endswith(":compiled") and key.split(":")[0] in compiled
+                   and compiled[key.split(":")[0]][0] == "pass")
+    assert not stale, f"listed as failing compiled but passing: {stale}"
+    passed = sum(status == "pass" for status, _ in compiled.values())
+    assert passed >= MIN_COMPILED_PASS, f"{passed} entries pass compiled, fewer than {MIN_COMPILED_PASS}"
