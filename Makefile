@@ -61,6 +61,7 @@ bench: install
 	$(PY) bench/gemm.py
 	$(PY) bench/conv_layer.py
 	$(PY) bench/train_step.py
+	$(PY) bench/compile.py
 
 clean:
 	rm -rf build *.egg-info
