@@ -265,21 +265,30 @@ def _is_in_bad_fork() -> bool:
     return _in_bad_fork
 
 
+# The generator's state lives in C++: torch.compile runs these functions rather than tracing
+# them, as it does torch.cuda's.
+_not_traced = torch._disable_dynamo
+
+
+@_not_traced
 def manual_seed(seed: int) -> None:
     if is_available():
         _C._manual_seed(current_device(), int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
 
 
+@_not_traced
 def manual_seed_all(seed: int) -> None:
     for i in range(device_count()):
         _C._manual_seed(i, int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
 
 
+@_not_traced
 def seed() -> None:
     if is_available():
         _C._seed(current_device())
 
 
+@_not_traced
 def seed_all() -> None:
     if is_available():
         s = _C._seed(0)
@@ -287,23 +296,28 @@ def seed_all() -> None:
             _C._manual_seed(i, s)
 
 
+@_not_traced
 def initial_seed() -> int:
     return _C._initial_seed(current_device())
 
 
+@_not_traced
 def get_rng_state(device: _device_t = "ocl") -> torch.Tensor:
     return torch.frombuffer(bytearray(_C._get_rng_state(_index(device))), dtype=torch.uint8)
 
 
+@_not_traced
 def set_rng_state(new_state: torch.Tensor, device: _device_t = "ocl") -> None:
     data = new_state.detach().to("cpu", torch.uint8).contiguous().numpy().tobytes()
     _C._set_rng_state(_index(device), data)
 
 
+@_not_traced
 def get_rng_state_all() -> list[torch.Tensor]:
     return [get_rng_state(i) for i in range(device_count())]
 
 
+@_not_traced
 def set_rng_state_all(new_states) -> None:
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
