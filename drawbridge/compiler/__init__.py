@@ -22,6 +22,7 @@ def register() -> None:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
     from .device import OclDeviceOpOverrides, OclInterface
+    from .eager_ops import keep_eager_on_ocl
     from .scheduling import OpenCLScheduling
     from .wrapper import OpenCLWrapperCodegen
 
@@ -31,6 +32,7 @@ def register() -> None:
     register_device_op_overrides("ocl", OclDeviceOpOverrides())
     register_backend_for_device("ocl", OpenCLScheduling, OpenCLWrapperCodegen,
                                 device_custom_pass=_generator_version_pass())
+    keep_eager_on_ocl()
 
 
 def _generator_version_pass():

@@ -321,8 +321,10 @@ class OpenCLKernel(SIMDKernel):
             skip = "return;"
         elif self.inside_reduction:
             skip = "continue;"  # a lane leaves the element out and still reaches every barrier
+        elif isinstance(expr, sympy.Symbol):
+            skip = f"{e} = 0;"  # after a reduction loop every lane must go on: read a valid element
         else:
-            raise NotImplementedError("torch.compile on ocl: a checked indirect index outside a reduction loop")
+            raise NotImplementedError(f"torch.compile on ocl: a checked index {e} after a reduction loop")
         self.checks_bounds = True
         # Raised as IndexError at the next synchronization (core::DeviceAssert::index_error, 1); the
         # element is skipped, so no address out of range is touched.

@@ -114,7 +114,7 @@ class OpenCLPrinter(ExprPrinter):
     def _print_Abs(self, expr: sympy.Expr) -> str:
         (x,) = expr.args
         if expr.is_integer:
-            return f"labs({self._print(x)})"
+            return f"((long)abs((long)({self._print(x)})))"  # OpenCL's abs of an integer is unsigned
         return f"fabs((double)({self._print(x)}))"
 
     def _print_PowByNatural(self, expr: sympy.Expr) -> str:
