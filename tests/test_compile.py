@@ -220,12 +220,14 @@ def test_out_of_range_index_raises_index_error_at_sync():
     assert_close_to_cpu(compiled(fn, w, ok), fn(w, ok))  # the process stays usable
 
 
-def test_shape_errors_raise_as_in_eager():
+def test_shape_and_device_errors_raise_as_in_eager():
     fn = lambda x, y: x + y  # noqa: E731
     with pytest.raises(RuntimeError):
         fn(torch.randn(3), torch.randn(4))
     with pytest.raises(RuntimeError):
         compiled(fn, torch.randn(3), torch.randn(4))
+    with pytest.raises(RuntimeError):  # a CPU tensor beside an ocl one, as in eager
+        torch.compile(fn)(torch.randn(3, device="ocl"), torch.randn(3))
 
 
 def test_a_program_that_fails_to_build_names_its_log_and_source(tmp_path):
