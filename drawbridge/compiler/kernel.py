@@ -427,9 +427,26 @@ class OpenCLKernel(SIMDKernel):
                 code.splice(self.local_buffers)
                 code.writeline("#endif")
             else:
-                code.writeline("const long xindex = get_global_id(0);")
-                code.writeline("if (xindex >= xnumel) return;")
+                # CPU devices: each work-item walks DB_CHUNK consecutive elements in a loop the
+                # compiler vectorizes. GPUs: one work-item per element.
+                code.splice(
+                    """
+                    #ifdef DB_ONE_LANE
+                    const long xfirst = (long)get_global_id(0) * DB_CHUNK;
+                    const long xlast = min(xfirst + DB_CHUNK, xnumel);
+                    #pragma clang loop vectorize(enable)
+                    for (long xindex = xfirst; xindex < xlast; ++xindex) {
+                    #else
+                    const long xindex = get_global_id(0);
+                    if (xindex >= xnumel) return;
+                    {
+                    #endif
+                    """,
+                    strip=True,
+                )
             code.splice(self.body)
+            if not reduction:
+                code.writeline("}")
         code.writeline("}")
         return code.getvalue()
 

@@ -13,10 +13,12 @@ import tempfile
 import torch
 
 from .. import _C
-from .prelude import MAX_GROUP, prelude
+from .prelude import CPU_CHUNK, MAX_GROUP, prelude
 
-# Work-items per work-group of pointwise kernels.
+# Work-items per work-group of pointwise kernels: on GPUs, and on CPU devices (where each walks
+# CPU_CHUNK elements).
 POINTWISE_GROUP = 256
+CPU_GROUP = 8
 
 
 def _next_pow2(n: int) -> int:
@@ -114,7 +116,11 @@ class OpenCLKernel:
             xnumel = int(args[-1])
             if xnumel <= 0:
                 return
-            group = min(POINTWISE_GROUP, _next_pow2(xnumel))
-            global_size = [(xnumel + group - 1) // group * group]
+            if _is_cpu_class(torch.ocl.current_device()):
+                items, group = (xnumel + CPU_CHUNK - 1) // CPU_CHUNK, CPU_GROUP
+            else:
+                items, group = xnumel, POINTWISE_GROUP
+            group = min(group, _next_pow2(items))
+            global_size = [(items + group - 1) // group * group]
             local_size = [group]
         self._kernel.launch(tuple(args), global_size, local_size)

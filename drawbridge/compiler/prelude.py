@@ -7,8 +7,10 @@ vectorize where the library's calls would not.)"""
 # Work-items per work-group that reduction kernels are written for (the size of their local
 # buffers); launches never use more.
 MAX_GROUP = 256
+# Elements each work-item of a pointwise kernel walks on CPU devices (DB_ONE_LANE).
+CPU_CHUNK = 64
 
-PRELUDE = r"""
+PRELUDE = f"#define DB_CHUNK {CPU_CHUNK}L\n" + r"""
 inline long db_floordiv_l(long a, long b) {
   long q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
