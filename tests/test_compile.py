@@ -266,3 +266,13 @@ def test_a_second_process_builds_nothing_and_hits_the_fx_graph_cache(tmp_path):
     assert runs[1]["fx_hits"] == 1, runs
     sources = list((tmp_path / "src").glob("*.cl"))
     assert sources and "__kernel void" in sources[0].read_text()
+
+
+def test_control_flow_subgraphs_compile_into_the_same_program():
+    def fn(x):
+        return torch.cond(x.sum() > 0, lambda x: (x * 2).relu().sum(-1), lambda x: (x - 1).sum(-1), (x,))
+
+    for sign in (1, -1):
+        torch._dynamo.reset()
+        x = torch.randn(8, 16) + 10 * sign
+        assert_close_to_cpu(compiled(fn, x), fn(x), atol=1e-4, rtol=1e-5)

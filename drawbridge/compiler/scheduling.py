@@ -28,5 +28,10 @@ class OpenCLScheduling(SIMDScheduling):
         wrapper.src_to_kernel[src_code] = name
         origins, _ = get_kernel_metadata(node_schedule, wrapper)
         source = src_code.replace(str(Placeholder.KERNEL_NAME), name)
-        wrapper.add_opencl_kernel(name, source, kernel.signature, kernel.launch_kind, origins)
+        # Subgraphs (torch.cond, while_loop) have their own wrappers; their kernels join the
+        # program of the module's top-level wrapper.
+        owner = wrapper
+        while not hasattr(owner, "add_opencl_kernel"):
+            owner = owner.parent_wrapper
+        owner.add_opencl_kernel(name, source, kernel.signature, kernel.launch_kind, origins)
         return name

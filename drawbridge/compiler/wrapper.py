@@ -3,14 +3,28 @@ gathered into one program that is built once when the compiled module loads."""
 
 from __future__ import annotations
 
-from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
 
 
-class OpenCLWrapperCodegen(PythonWrapperCodegen):
+class OpenCLKernelCalls:
+    """Writes calls of generated ocl kernels: a plain Python call of the launcher object."""
+
+    def _generate_kernel_call_helper(self, kernel_name: str, call_args, *, device=None, triton=True, **kwargs):
+        if device is not None and device.type == "ocl" and not triton:
+            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
+            return
+        super()._generate_kernel_call_helper(kernel_name, call_args, device=device, triton=triton, **kwargs)
+
+
+class OpenCLSubgraphWrapperCodegen(OpenCLKernelCalls, SubgraphPythonWrapperCodegen):
+    """A subgraph's wrapper (torch.cond, while_loop): its kernels join the top-level program."""
+
+
+class OpenCLWrapperCodegen(OpenCLKernelCalls, PythonWrapperCodegen):
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
         if is_subgraph:
-            return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures)
+            return OpenCLSubgraphWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
         return OpenCLWrapperCodegen()
 
     def write_header(self) -> None:
@@ -28,9 +42,3 @@ class OpenCLWrapperCodegen(PythonWrapperCodegen):
         # Runs after the header's ocl_program.add(...) lines: every kernel is known by then.
         super().write_async_compile_wait()
         self.prefix.writeline("ocl_program.build()")
-
-    def _generate_kernel_call_helper(self, kernel_name: str, call_args, *, device=None, triton=True, **kwargs):
-        if device is not None and device.type == "ocl" and not triton:
-            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
-            return
-        super()._generate_kernel_call_helper(kernel_name, call_args, device=device, triton=triton, **kwargs)
