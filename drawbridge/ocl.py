@@ -98,6 +98,7 @@ class _DeviceProperties:
     local_memory: int
     multi_processor_count: int
     max_work_group_size: int
+    base_address_align: int  # bytes; where a sub-buffer may start (CL_DEVICE_MEM_BASE_ADDR_ALIGN)
     supports_fp16: bool
     supports_fp64: bool
 

@@ -7,6 +7,8 @@
 #include <ATen/ops/empty.h>
 
 #include "compiler/generated_program.h"
+#include "extension/extension_api.h"
+#include "extension/user_kernel.h"
 #include "core/device_state.h"
 #include "core/fallback.h"
 #include "core/generator.h"
@@ -35,6 +37,7 @@ py::dict device_properties(c10::DeviceIndex index) {
   d["local_memory"] = p.local_mem_bytes;
   d["multi_processor_count"] = p.compute_units;
   d["max_work_group_size"] = p.max_work_group_size;
+  d["base_address_align"] = p.base_address_align;
   d["supports_fp16"] = p.fp16;
   d["supports_fp64"] = p.fp64;
   return d;
@@ -94,6 +97,43 @@ void bind_compiler(py::module& m) {
                         const std::vector<size_t>& local) {
         k.launch(launch_args(k.signature(), values), global, local);
       });
+}
+
+void bind_custom_kernels(py::module& m) {
+  using extension::UserKernel;
+  py::class_<UserKernel, std::shared_ptr<UserKernel>>(m, "_UserKernel")
+      .def(py::init<std::string, std::string, std::string, std::string>())
+      // (name, type, address space, const) per parameter; address space is one of "global",
+      // "constant", "local", "value".
+      .def("params", [](UserKernel& k) {
+        std::vector<runtime::KernelParam> params;
+        {
+          py::gil_scoped_release no_gil;
+          params = k.params();
+        }
+        static const char* spaces[] = {"global", "constant", "local", "value"};
+        py::list out;
+        for (const auto& p : params)
+          out.append(py::make_tuple(p.name, p.type, spaces[static_cast<int>(p.space)], p.is_const));
+        return out;
+      })
+      // Values: device addresses (ints) for buffers, byte counts for local memory, ints and floats.
+      .def("launch", [](UserKernel& k, const py::tuple& values, const std::vector<size_t>& global,
+                        const std::vector<size_t>& local) {
+        std::vector<extension::LaunchValue> list(values.size());
+        for (size_t i = 0; i < values.size(); ++i) {
+          py::handle v = values[i];
+          if (py::isinstance<py::float_>(v)) {
+            list[i].is_real = true;
+            list[i].real = v.cast<double>();
+          } else {
+            list[i].integer = v.cast<int64_t>();
+          }
+        }
+        k.launch(list, global, local);
+      });
+  m.attr("_extension_api") = py::capsule(static_cast<const void*>(&extension::extension_api()),
+                                         kExtensionApiCapsule);
 }
 
 }  // namespace
@@ -177,6 +217,7 @@ PYBIND11_MODULE(_C, m) {
     return d;
   });
   bind_compiler(m);
+  bind_custom_kernels(m);
   m.def("_launch_count", &runtime::launch_count);
   m.def("_program_cache_dir", &runtime::program_cache_dir);
   m.def("_build_program", [](int index, const std::string& source, const std::string& options) {

@@ -131,9 +131,9 @@ namespace {
 
 // Finds or builds the program; the caller holds cache().mutex.
 Program& program_locked(Device& device, const std::string& label, const std::string& source,
-                        const std::string& options) {
+                        const std::string& options, ProgramSource from) {
   const auto& props = device.properties();
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 1469598103934665603ull + static_cast<uint64_t>(from);
   for (const std::string* s : {&props.platform_name, &props.name, &props.driver_version,
                                &props.opencl_version, &options, &source})
     h = fnv1a(h, *s);
@@ -145,7 +145,7 @@ Program& program_locked(Device& device, const std::string& label, const std::str
     ++c.stats.memory_hits;
     return it->second;
   }
-  std::string dir = program_cache_dir();
+  std::string dir = from == ProgramSource::build ? std::string() : program_cache_dir();
   std::string path;
   cl_program p = nullptr;
   if (!dir.empty()) {
@@ -174,15 +174,15 @@ Program& program_locked(Device& device, const std::string& label, const std::str
 }  // namespace
 
 cl_program get_program(Device& device, const std::string& label, const std::string& source,
-                       const std::string& options) {
+                       const std::string& options, ProgramSource from) {
   std::lock_guard<std::mutex> lock(cache().mutex);
-  return program_locked(device, label, source, options).handle;
+  return program_locked(device, label, source, options, from).handle;
 }
 
 Kernel& get_kernel(Device& device, const std::string& label, const std::string& source,
-                   const std::string& options, const std::string& kernel_name) {
+                   const std::string& options, const std::string& kernel_name, ProgramSource from) {
   std::lock_guard<std::mutex> lock(cache().mutex);
-  Program& program = program_locked(device, label, source, options);
+  Program& program = program_locked(device, label, source, options, from);
   auto& slot = program.kernels[kernel_name];
   if (!slot) {
     auto k = std::make_unique<Kernel>();

@@ -26,12 +26,17 @@ struct ProgramCacheStats {
   uint64_t memory_hits = 0;  // already built in this process
 };
 
+// Where a program may come from. Some drivers report kernel argument info (custom kernels check
+// their arguments with it) only for programs built from source, not for loaded binaries.
+enum class ProgramSource { disk_cache_or_build, build };
+
 // `label` names the program in build errors and progress messages.
 cl_program get_program(Device& device, const std::string& label, const std::string& source,
-                       const std::string& options);
+                       const std::string& options, ProgramSource from = ProgramSource::disk_cache_or_build);
 // The returned reference stays valid for the life of the process.
 Kernel& get_kernel(Device& device, const std::string& label, const std::string& source,
-                   const std::string& options, const std::string& kernel_name);
+                   const std::string& options, const std::string& kernel_name,
+                   ProgramSource from = ProgramSource::disk_cache_or_build);
 
 ProgramCacheStats program_cache_stats();
 std::string program_cache_dir();  // empty when the disk cache is off
