@@ -139,6 +139,11 @@ void UserKernel::launch(const std::vector<LaunchValue>& values, const std::vecto
     switch (k.kind) {
       case Kind::buffer: {
         TORCH_CHECK(!v.is_real, "custom kernel ", name_, ": parameter '", p.name, "' (", p.type, ") needs a tensor");
+        if (v.integer == 0) {  // an empty tensor has no storage: the kernel gets a null pointer
+          mems[i] = nullptr;
+          args[i] = {sizeof(cl_mem), &mems[i]};
+          break;
+        }
         runtime::BufferRef ref = device.memory().resolve(reinterpret_cast<const void*>(v.integer));
         mems[i] = ref.mem;
         if (ref.offset != 0) {
