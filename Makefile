@@ -62,6 +62,7 @@ bench: install
 	$(PY) bench/conv_layer.py
 	$(PY) bench/train_step.py
 	$(PY) bench/compile.py
+	$(PY) bench/custom_kernel.py
 
 clean:
 	rm -rf build *.egg-info

@@ -241,11 +241,41 @@ at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b, std::optional
   return out;
 }
 
+// The exponents models use most (x.pow(2) in every variance and RMS norm) as multiplications and
+// square roots, as PyTorch's CPU and CUDA kernels do: the device's pow() is a general routine that
+// costs tens of times more (PoCL: about 100 ns per element). Floating results of the base's own
+// dtype only; `out` is already allocated.
+bool pow_as_cheaper_ops(at::Tensor out, const at::Tensor& base, const c10::Scalar& exponent) {
+  if (!at::isFloatingType(base.scalar_type()) || out.scalar_type() != base.scalar_type() || exponent.isComplex())
+    return false;
+  const double e = exponent.toDouble();
+  if (e == 1.0) {
+    if (!out.is_same(base)) out.copy_(base);
+  } else if (e == 2.0) {
+    at::mul_out(out, base, base);
+  } else if (e == 3.0) {
+    const at::Tensor b = out.is_same(base) ? base.clone() : base;
+    at::mul_out(out, b, b).mul_(b);
+  } else if (e == 0.5) {
+    at::sqrt_out(out, base);
+  } else if (e == -0.5) {
+    at::rsqrt_out(out, base);
+  } else if (e == -1.0) {
+    at::reciprocal_out(out, base);
+  } else if (e == -2.0) {
+    at::mul_out(out, base, base).reciprocal_();
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // pow(Tensor base, Scalar exponent): integers take no negative integer exponent, as on the CPU.
 at::Tensor pow_tensor_scalar_impl(at::Tensor out, const at::Tensor& base, const c10::Scalar& exponent) {
   TORCH_CHECK(!(c10::isIntegralType(base.scalar_type(), true) && exponent.isIntegral(true) && exponent.toLong() < 0),
               "Integers to negative integer powers are not allowed.");
   auto iter = at::TensorIterator::binary_op(out, base, at::native::wrapped_scalar_tensor(exponent));
+  if (pow_as_cheaper_ops(iter.output(), base, exponent)) return iter.output();
   run("pow", iter, Dtypes::NotBool, "b_pow", "b_pow");
   return iter.output();
 }
