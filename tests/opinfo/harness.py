@@ -2,7 +2,8 @@
 
 For each OpInfo entry and dtype, the sample inputs are built on the CPU, run on the CPU for the
 expected result, moved to ocl and run there with DRAWBRIDGE_FALLBACK=error, so that only native
-kernels count. Ops run in child processes, so a crash loses one op, not the run.
+kernels count. Ops run in child processes, so a crash loses one op, not the run, and as many
+children run at once as there are cores (--jobs): a cold run is bound by PoCL's compiler.
 
 A result that differs from the CPU's still passes in two cases, both checked, not assumed:
 positions of equal elements returned in another order by an op that leaves it unspecified (an
@@ -17,7 +18,7 @@ the CPU's pass when they agree with the CPU's float64 gradients, or when they ar
 those than CPU_ERROR_FACTOR times the CPU's float32 ones. Samples whose backward fails on the
 CPU are left out; entries without autograd or with random results are skips.
 
-    python tests/opinfo/harness.py --out report.json [--ops add,mul] [--markdown docs/ops.md]
+    python tests/opinfo/harness.py --out report.json [--ops add,mul] [--jobs N] [--markdown docs/ops.md]
     python tests/opinfo/harness.py --from-report report.json --markdown docs/ops.md
 """
 from __future__ import annotations
@@ -487,37 +488,53 @@ def all_op_names() -> list[str]:
     return [op_key(op) for op in op_db]
 
 
-def run(names: list[str], workers: int = 1, chunk: int = 60) -> dict:
-    """Runs the ops in child processes; returns {op: {dtype: [status, detail]}}."""
+def run_batch(batch: list[str], tmp: str) -> dict:
+    """Runs `batch` in child processes, one after another, each going on after the op that
+    crashed the one before it; returns {op: {dtype: [status, detail]}}."""
     results: dict = {}
-    pending = list(names)
+    while batch:
+        path = os.path.join(tmp, f"batch{time.monotonic_ns()}.jsonl")
+        proc = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--child", path, "--ops", ",".join(batch)],
+            cwd=tmp, capture_output=True, text=True, timeout=3600,
+        )
+        started = []
+        if os.path.exists(path):
+            for line in open(path):
+                rec = json.loads(line)
+                if rec.get("started"):
+                    started.append(rec["op"])
+                else:
+                    results.setdefault(rec["op"], {})[rec["dtype"]] = [rec["status"], rec["detail"]]
+        if proc.returncode == 0:
+            break
+        # The child died inside the last op it started: record a crash and go on after it.
+        crashed = started[-1] if started else batch[0]
+        for dtype_name in columns():
+            results.setdefault(crashed, {}).setdefault(
+                dtype_name, ["crash", f"child exited with {proc.returncode}: {proc.stderr[-300:]}"])
+        batch = batch[batch.index(crashed) + 1:]
+    return results
+
+
+def default_jobs() -> int:
+    # PoCL builds each program on one thread: a cold run is bound by compilation, so one child
+    # per core keeps every core busy; more would only add memory.
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run(names: list[str], jobs: int = 1, max_chunk: int = 60) -> dict:
+    """Runs the ops in batches of at most `max_chunk`, `jobs` child processes at a time (they
+    share the disk caches of programs); returns {op: {dtype: [status, detail]}}."""
+    from concurrent.futures import ThreadPoolExecutor
+
     tmp = tempfile.mkdtemp(prefix="opinfo-")
-    while pending:
-        batch, pending = pending[:chunk], pending[chunk:]
-        while batch:
-            path = os.path.join(tmp, f"batch{time.monotonic_ns()}.jsonl")
-            proc = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--child", path, "--ops", ",".join(batch)],
-                cwd=tmp, capture_output=True, text=True, timeout=3600,
-            )
-            started, done = [], set()
-            if os.path.exists(path):
-                for line in open(path):
-                    rec = json.loads(line)
-                    if rec.get("started"):
-                        started.append(rec["op"])
-                    else:
-                        results.setdefault(rec["op"], {})[rec["dtype"]] = [rec["status"], rec["detail"]]
-                        if len(results[rec["op"]]) == len(columns()):
-                            done.add(rec["op"])
-            if proc.returncode == 0:
-                break
-            # The child died inside the last op it started: record a crash and go on after it.
-            crashed = started[-1] if started else batch[0]
-            for dtype_name in columns():
-                results.setdefault(crashed, {}).setdefault(
-                    dtype_name, ["crash", f"child exited with {proc.returncode}: {proc.stderr[-300:]}"])
-            batch = batch[batch.index(crashed) + 1:]
+    chunk = max(1, min(max_chunk, -(-len(names) // jobs)))
+    batches = [names[i:i + chunk] for i in range(0, len(names), chunk)]
+    results: dict = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for part in pool.map(lambda batch: run_batch(batch, tmp), batches):
+            results.update(part)
     return results
 
 
@@ -606,6 +623,7 @@ def main() -> None:
     parser.add_argument("--markdown")
     parser.add_argument("--from-report", help="only render --markdown from an existing report")
     parser.add_argument("--compiled", action="store_true", help="add the compiled column (torch.compile)")
+    parser.add_argument("--jobs", type=int, default=default_jobs(), help="child processes at a time")
     args = parser.parse_args()
     if args.compiled:
         os.environ["DRAWBRIDGE_OPINFO_COMPILED"] = "1"  # the children inherit it
@@ -622,7 +640,7 @@ def main() -> None:
         return
     names = names or all_op_names()
     start = time.time()
-    results = run(names)
+    results = run(names, args.jobs)
     report = {"seconds": round(time.time() - start, 1), "summary": summarize(results), "results": results}
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
