@@ -50,7 +50,7 @@ def test_matches_cpu(native_only, name):
     fused = "enable_gqa" not in kw  # grouped-query heads take the math path
     assert ("FusedAttentionOverrideable" in got.grad_fn.name()) == fused
     torch.testing.assert_close(got.cpu(), expected, rtol=1e-5, atol=1e-5)
-    for a, b in zip(grads, expected_grads):
+    for a, b in zip(grads, expected_grads, strict=True):
         torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-5)
 
 
@@ -70,6 +70,16 @@ def test_dropout_takes_the_math_path_and_drops(native_only):
     out = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
     assert "FusedAttentionOverrideable" not in str(out.grad_fn)
     assert out.shape == q.shape
+    # Equal scores make every attention weight 1/L, and v = identity makes out the dropped-out
+    # weight matrix itself: each element is 0 (dropped) or 1/(L (1 - p)) (kept, rescaled).
+    length, p = 64, 0.3
+    zeros = torch.zeros(1, 8, length, length, device="ocl")
+    v = torch.eye(length, device="ocl").expand(1, 8, length, length)
+    out = F.scaled_dot_product_attention(zeros, zeros, v, dropout_p=p).cpu()
+    dropped = (out == 0).float().mean().item()
+    assert abs(dropped - p) < 0.02, f"{dropped:.3f} of the weights dropped, expected {p}"
+    kept = out[out != 0]
+    torch.testing.assert_close(kept, torch.full_like(kept, 1 / (length * (1 - p))))
 
 
 def test_fused_forward_does_not_store_the_score_matrix():

@@ -100,5 +100,5 @@ def test_float16_training_with_grad_scaler_matches_cpu(native_only, fused):
     (ocl, ocl_scale), (cpu, cpu_scale) = train("ocl"), train("cpu")
     assert ocl_scale == cpu_scale
     assert ocl[-1] < 0.8 * ocl[0], ocl
-    for a, b in zip(ocl, cpu):  # float16 products accumulate in another order on each device
+    for a, b in zip(ocl, cpu, strict=True):  # float16 products accumulate in another order on each device
         assert abs(a - b) <= 5e-3 * abs(b), (ocl, cpu)

@@ -38,7 +38,7 @@ def compiled(fn, *args, **kwargs):
 def assert_close_to_cpu(out, ref, atol=1e-5, rtol=1e-5):
     outs, refs = (out, ref) if isinstance(out, tuple) else ((out,), (ref,))
     assert len(outs) == len(refs)
-    for o, r in zip(outs, refs):
+    for o, r in zip(outs, refs, strict=True):
         assert o.device.type == "ocl"
         assert o.dtype == r.dtype and o.shape == r.shape
         if r.dtype.is_floating_point:
@@ -158,7 +158,7 @@ MODELS = {
 def test_compiled_training_equals_eager(name):
     eager_losses, eager_params = _train(*MODELS[name], compile_model=False)
     losses, params = _train(*MODELS[name], compile_model=True)
-    for step, (a, b) in enumerate(zip(losses, eager_losses)):
+    for step, (a, b) in enumerate(zip(losses, eager_losses, strict=True)):
         assert abs(a - b) <= 1e-3 * abs(b) + 1e-6, f"step {step}: compiled {a} vs eager {b}"
     for n, p in params.items():
         if not (name == "cnn" and n in NOISE_ONLY):

@@ -25,7 +25,7 @@ def check_against_cpu(fn, *shapes, rtol=1e-5, atol=1e-5, seed=0):
     upstream = torch.randn(expected.shape, generator=g)
     expected_grads = torch.autograd.grad(expected, cpu_inputs, upstream, allow_unused=True)
     grads = torch.autograd.grad(got, ocl_inputs, upstream.to("ocl"), allow_unused=True)
-    for a, b in zip(grads, expected_grads):
+    for a, b in zip(grads, expected_grads, strict=True):
         assert (a is None) == (b is None)
         if b is not None:
             torch.testing.assert_close(a.cpu(), b, rtol=rtol, atol=atol)

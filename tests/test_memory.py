@@ -109,6 +109,25 @@ def test_record_stream_defers_reuse_until_the_stream_passes():
     assert not free_while_side_stream_busy(record=True)
 
 
+def test_resize_on_another_stream_keeps_the_old_block_until_its_copy_has_run():
+    n = 1 << 18
+    torch.ocl.synchronize()
+    torch.ocl.empty_cache()
+    s = torch.ocl.Stream()
+    x = torch.ones(n, device="ocl")  # its block belongs to the default stream
+    old = x.data_ptr()
+    s.wait_stream(torch.ocl.current_stream())
+    with torch.ocl.stream(s):
+        a = torch.randn(1536, 1536, device="ocl")
+        for _ in range(4):  # keeps s busy, so the copy of the old contents waits behind this work
+            a = a @ a
+        x.resize_(2 * n)  # the copy out of the old block is queued on s
+    z = torch.zeros(n, device="ocl")  # the default stream, idle: a reused block is zeroed at once
+    s.synchronize()
+    assert torch.equal(x[:n].cpu(), torch.ones(n)), "the old block was reused before its copy had run"
+    assert z.data_ptr() != old
+
+
 def test_pinned_memory():
     p = torch.randn(1000).pin_memory()
     assert p.is_pinned() and not torch.randn(3).is_pinned()

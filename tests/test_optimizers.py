@@ -53,7 +53,7 @@ def test_step_matches_cpu(native_only, mode, name, make):
 
     expected = run_steps("cpu", make_optimizer, torch.float32)
     got = run_steps("ocl", make_optimizer, torch.float32)
-    for a, b in zip(got, expected):
+    for a, b in zip(got, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
@@ -62,7 +62,7 @@ def test_fused_adamw_low_precision_matches_cpu(native_only, dtype):
     def make_optimizer(params):
         return torch.optim.AdamW(params, lr=1e-2, weight_decay=0.05, fused=True)
 
-    for a, b in zip(run_steps("ocl", make_optimizer, dtype), run_steps("cpu", make_optimizer, dtype)):
+    for a, b in zip(run_steps("ocl", make_optimizer, dtype), run_steps("cpu", make_optimizer, dtype), strict=True):
         # The state is rounded to float16/bfloat16 between steps: one unit in the last place.
         torch.testing.assert_close(a, b, rtol=2e-3 if dtype == torch.float16 else 1.6e-2, atol=1e-3)
 
@@ -77,7 +77,7 @@ def test_fused_step_unscales_and_skips_on_inf(native_only, name, make, found_inf
     got = run_steps("ocl", make_optimizer, torch.float32, grad_scale=64.0, found_inf=found_inf)
     if found_inf:  # every step skipped: SGD's momentum buffers were never written, on either device
         got, expected = got[:8], expected[:8]
-    for a, b in zip(got, expected):
+    for a, b in zip(got, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 

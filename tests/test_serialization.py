@@ -38,7 +38,7 @@ def test_state_dicts():
     assert all(v.device.type == "ocl" for v in sd.values())
     fresh = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).ocl()
     fresh.load_state_dict(sd)
-    for a, b in zip(model.parameters(), fresh.parameters()):
+    for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
         assert torch.equal(a.cpu(), b.cpu())
 
 

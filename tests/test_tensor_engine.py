@@ -159,7 +159,7 @@ def test_order_statistics_and_search(native_only):
     for name, fn in [("kthvalue", lambda t: t.kthvalue(4, 1)), ("median", lambda t: t.median(1)),
                      ("mode", lambda t: t.round().mode(1)), ("cummax", lambda t: t.cummax(1)),
                      ("aminmax", lambda t: t.aminmax(dim=0))]:
-        for a, e in zip(fn(d), fn(x)):
+        for a, e in zip(fn(d), fn(x), strict=True):
             assert torch.equal(a.cpu(), e), name
     values, inverse, counts = torch.unique(d.round(), return_inverse=True, return_counts=True)
     ev, ei, ec = torch.unique(x.round(), return_inverse=True, return_counts=True)
@@ -182,7 +182,7 @@ def test_unique_along_a_dim_matches_cpu(native_only, fn):
         for dim in range(-x.dim(), x.dim()) if x.numel() else [0]:
             expected = getattr(torch, fn)(x, dim=dim, return_inverse=True, return_counts=True)
             got = getattr(torch, fn)(x.to("ocl"), dim=dim, return_inverse=True, return_counts=True)
-            for e, g in zip(expected, got):
+            for e, g in zip(expected, got, strict=True):
                 assert torch.equal(g.cpu(), e), (fn, tuple(x.shape), dim)
     with pytest.raises(RuntimeError, match="aren't selected"):  # the CPU's message for an empty dim not chosen
         getattr(torch, fn)(torch.empty(0, 3, device="ocl"), dim=1)

@@ -4,6 +4,7 @@
 
 #include <c10/core/DeviceGuard.h>
 
+#include "core/device_allocator.h"
 #include "core/device_state.h"
 #include "runtime/commands.h"
 
@@ -19,8 +20,11 @@ void resize_storage_bytes(const c10::Storage& storage, size_t bytes) {
     auto& mem = checked_device(storage.device().index()).memory();
     runtime::enqueue_copy(current_queue(), mem.resolve(storage.data()), mem.resolve(fresh.get()), keep);
   }
-  impl->set_data_ptr_noswap(std::move(fresh));
+  c10::DataPtr old = impl->set_data_ptr(std::move(fresh));
   impl->set_nbytes(bytes);
+  // The copy that reads the old block runs on the current stream; the block returns to the free
+  // list of the stream it was allocated on, which must not reuse it before that copy has run.
+  if (keep > 0) device_allocator().recordStream(old, current_stream(storage.device().index()));
 }
 
 }  // namespace drawbridge::core
