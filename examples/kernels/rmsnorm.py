@@ -58,13 +58,24 @@ backward_input = drawbridge.kernel(
     dtypes=DTYPES,
 )
 
-backward_weight = drawbridge.kernel(
+VECTOR = 8  # W in rmsnorm.cl: the columns one work-item of the weight gradient takes
+ROW_BLOCKS = 64  # the weight gradient's partial sums: enough work-items for a GPU, few to add up
+
+
+def _rows_per_block(x):
+    return max(1, -(-_rows(x) // ROW_BLOCKS))
+
+
+def _blocks(x):
+    return -(-_rows(x) // _rows_per_block(x))
+
+
+backward_weight_partial = drawbridge.kernel(
     "drawbridge_examples::rms_norm_backward_weight(Tensor dy, Tensor x, Tensor rstd) -> Tensor",
     SOURCE,
-    outputs=lambda dy, x, rstd: x.new_empty(x.shape[-1]),
-    args=lambda dy, x, rstd, dweight: (dweight, dy, x, rstd, _rows(x), x.shape[-1]),
-    grid=lambda dy, x, rstd: ((x.shape[-1] + 63) // 64 * 64,),
-    local=(64,),
+    outputs=lambda dy, x, rstd: x.new_empty(_blocks(x), x.shape[-1]),
+    args=lambda dy, x, rstd, partial: (partial, dy, x, rstd, _rows(x), x.shape[-1], _rows_per_block(x)),
+    grid=lambda dy, x, rstd: (-(-x.shape[-1] // VECTOR), _blocks(x)),
     dtypes=DTYPES,
 )
 
@@ -78,7 +89,7 @@ def _backward(ctx, dy, _drstd):
     x, weight, rstd = ctx.saved_tensors
     dy = dy.contiguous()
     dx = backward_input(dy, x, weight, rstd) if ctx.needs_input_grad[0] else None
-    dweight = backward_weight(dy, x, rstd) if ctx.needs_input_grad[1] else None
+    dweight = backward_weight_partial(dy, x, rstd).sum(0) if ctx.needs_input_grad[1] else None
     return dx, dweight, None
 
 
