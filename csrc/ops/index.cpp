@@ -179,6 +179,7 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), "index_select(): self and result must have the same scalar type");
   TORCH_CHECK(index.device() == self.device(), "index_select(): expected index on ", self.device(), " but got ",
               index.device());
+  check_out_overlap(out, {self, index});
   at::DimVector shape(self.sizes().begin(), self.sizes().end());
   if (self.dim() > 0) shape[dim] = index.numel();
   at::native::resize_output(out, shape);
@@ -210,6 +211,9 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
       TORCH_CHECK(index.size(d) <= self.size(d), "Size does not match at dimension ", d,
                   " expected index ", index.sizes(), " to be no larger than self ", self.sizes(), " apart from dimension ",
                   dim);
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "gather(): Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  check_out_overlap(out, {self, index});
   at::native::resize_output(out, index.sizes());
   if (out.numel() == 0) return out;
   gather_along(out, self, dim, index, core::DeviceAssert::index_runtime_error);
@@ -254,7 +258,7 @@ at::Tensor index_tensor(const at::Tensor& self, const c10::List<std::optional<at
 
 at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
   at::Tensor result = index_tensor(self, indices);
-  return assign_out(out, result);
+  return assign_out(out, result, {self});
 }
 
 // take: self as a flat vector indexed by `index` (negative indices count from the end).
@@ -266,7 +270,7 @@ at::Tensor take_flat(const at::Tensor& self, const at::Tensor& index) {
 }
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
   at::Tensor result = take_flat(self, index);
-  return assign_out(out, result);
+  return assign_out(out, result, {self, index});
 }
 
 at::Tensor select_masked(const at::Tensor& self, const at::Tensor& mask) {
@@ -276,14 +280,14 @@ at::Tensor select_masked(const at::Tensor& self, const at::Tensor& mask) {
 }
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
   at::Tensor result = select_masked(self, mask);
-  return assign_out(out, result);
+  return assign_out(out, result, {self, mask});
 }
 
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == c10::kLong, "nonzero: Expected out tensor to have scalar type Long but got ",
               out.scalar_type());
   at::Tensor result = nonzero_coords(self);
-  return assign_out(out, result);
+  return assign_out(out, result, {self});
 }
 
 }  // namespace

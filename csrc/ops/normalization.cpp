@@ -20,6 +20,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
                                                                  at::IntArrayRef normalized_shape,
                                                                  const std::optional<at::Tensor>& weight,
                                                                  const std::optional<at::Tensor>& bias, double eps) {
+  TORCH_CHECK(!normalized_shape.empty(), "Expected normalized_shape to be at least 1-dimensional, i.e., ",
+              "containing at least one element, but got normalized_shape = ", normalized_shape);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   TORCH_CHECK(axis >= 0 && input.sizes().slice(axis) == normalized_shape, "Given normalized_shape=",
               normalized_shape, ", expected input with shape [*, ", normalized_shape, "], but got input of size",

@@ -17,15 +17,16 @@ namespace drawbridge::ops {
 
 namespace {
 
-// Copies a computed (values, indices) pair into the caller's outputs, dropping dim unless keepdim.
-std::tuple<at::Tensor&, at::Tensor&> emit(at::Tensor v, at::Tensor i, int64_t dim, bool keepdim, int64_t input_dim,
+// Copies a computed (values, indices) pair of self into the caller's outputs, dropping dim unless
+// keepdim.
+std::tuple<at::Tensor&, at::Tensor&> emit(at::Tensor v, at::Tensor i, int64_t dim, bool keepdim, const at::Tensor& self,
                                           at::Tensor& values, at::Tensor& indices) {
-  if (!keepdim && input_dim > 0) {
+  if (!keepdim && self.dim() > 0) {
     v = v.squeeze(dim);
     i = i.squeeze(dim);
   }
-  assign_out(values, v);
-  assign_out(indices, i);
+  assign_out(values, v, {self});
+  assign_out(indices, i, {self});
   return {values, indices};
 }
 
@@ -48,8 +49,8 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
   kept[d] = 1;
   at::Tensor position = at::full(kept, k - 1, self.options().dtype(c10::kLong));
   auto [v, i] = pick_sorted(row, d, position);
-  if (self.dim() == 0) return emit(v.squeeze(0), i.squeeze(0), 0, true, 0, values, indices);
-  return emit(v, i, dim, keepdim, self.dim(), values, indices);
+  if (self.dim() == 0) return emit(v.squeeze(0), i.squeeze(0), 0, true, self, values, indices);
+  return emit(v, i, dim, keepdim, self, values, indices);
 }
 
 // median along dim: the lower middle element, or the first NaN of a row that has one. With
@@ -67,8 +68,8 @@ std::tuple<at::Tensor&, at::Tensor&> median_dim_impl(const at::Tensor& self, int
   at::Tensor position = ignore_nan ? ((n - nans - 1).clamp_min(0)).div(2, "floor")
                                    : at::where(nans > 0, n - nans, at::full({}, (n - 1) / 2, nans.options()));
   auto [v, i] = pick_sorted(row, d, position);
-  if (self.dim() == 0) return emit(v.squeeze(0), i.squeeze(0), 0, true, 0, values, indices);
-  return emit(v, i, dim, keepdim, self.dim(), values, indices);
+  if (self.dim() == 0) return emit(v.squeeze(0), i.squeeze(0), 0, true, self, values, indices);
+  return emit(v, i, dim, keepdim, self, values, indices);
 }
 
 std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,

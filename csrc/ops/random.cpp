@@ -165,6 +165,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n, bool replacement,
   TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "multinomial only supports floating-point dtypes for input, got: ",
               self.scalar_type());
   TORCH_CHECK(n > 0, "cannot sample n_sample <= 0 samples");
+  TORCH_CHECK(out.scalar_type() == c10::kLong, "multinomial expects Long tensor out, got: ", out.scalar_type());
   const int64_t categories = self.size(-1);
   TORCH_CHECK(replacement || n <= categories, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   at::Tensor probs = self.dim() == 1 ? self.unsqueeze(0) : self;
@@ -186,7 +187,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n, bool replacement,
     result = std::get<1>(p.div(race).topk(n, -1));
   }
   if (self.dim() == 1) result = result.squeeze(0);
-  return assign_out(out, result);
+  return assign_out(out, result, {self});
 }
 at::Tensor multinomial(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> gen) {
   at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));

@@ -328,8 +328,15 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
 // aminmax: both extremes, by the two reductions.
 std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
                                                  at::Tensor& min, at::Tensor& max) {
-  TORCH_CHECK(self.numel() > 0 || (dim && self.dim() > 0 && self.size(*dim) > 0) || (dim && self.dim() == 0),
-              "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  TORCH_CHECK(self.numel() > 0 || dim, "aminmax(): cannot compute aminmax over an empty dimension as the operation has ",
+              "no identity.");
+  if (dim && self.dim() > 0) {
+    const int64_t d = at::maybe_wrap_dim(*dim, self.dim());
+    TORCH_CHECK_INDEX(self.size(d) > 0, "aminmax: Expected reduction dim ", d, " to have non-zero size.");
+  }
+  for (const at::Tensor* out : {&min, &max})
+    TORCH_CHECK(out->scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
+                ", but got ", out->scalar_type(), " instead");
   at::Tensor lo = dim ? at::amin(self, {*dim}, keepdim) : at::amin(self.reshape({-1}), {0}, false);
   at::Tensor hi = dim ? at::amax(self, {*dim}, keepdim) : at::amax(self.reshape({-1}), {0}, false);
   if (!dim && keepdim) {

@@ -5,6 +5,8 @@
 #include <ATen/native/TypeProperties.h>
 #include <torch/library.h>
 
+#include "ops/out_arguments.h"
+
 namespace drawbridge::ops {
 
 namespace {
@@ -39,6 +41,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
     }
     index++;
   }
+  check_out_overlap(out, std::vector<at::Tensor>(list.begin(), list.end()));
   at::DimVector shape(first->sizes().begin(), first->sizes().end());
   shape[dim] = total;
   at::native::resize_output(out, shape);

@@ -37,7 +37,9 @@ BACKWARD = "backward"
 # float32 forward through torch.compile (Inductor with drawbridge's OpenCL code generator): only
 # with --compiled, since every sample is a compilation.
 COMPILED = "compiled"
-COLUMNS = DTYPES + [BACKWARD]
+# Each entry's error_inputs on ocl, which must raise the exception type the CPU raises for them.
+ERRORS = "errors"
+COLUMNS = DTYPES + [BACKWARD, ERRORS]
 MAX_SAMPLES = 6
 MAX_COMPILED_SAMPLES = 2
 # float32 kernels use OpenCL's math library, whose functions are within a few ulp, not
@@ -63,23 +65,30 @@ def values_checked(op) -> bool:
     return op_key(op) in CHECKED_VALUES or not any(w in op.name for w in UNCHECKED_VALUES)
 
 
-def to_ocl(x, key=None):
+def to_ocl(x, key=None, storages=None):
     """Moves a sample to ocl, keeping each tensor's storage, offset and strides (so views and
-    non-contiguous inputs stay what they are), and pointing device= arguments at ocl."""
+    non-contiguous inputs stay what they are), and pointing device= arguments at ocl. With a dict
+    for `storages`, tensors that share a CPU storage share one ocl storage too (error inputs that
+    pass an input as its own out=)."""
     import torch
 
     if isinstance(x, torch.Tensor):
         x = x.detach()
         if x.layout != torch.strided:
             return x.to("ocl")
-        storage = x.untyped_storage().ocl()
+        cpu_storage = x.untyped_storage()
+        storage = None if storages is None else storages.get(cpu_storage.data_ptr())
+        if storage is None:
+            storage = cpu_storage.ocl()
+            if storages is not None:
+                storages[cpu_storage.data_ptr()] = storage
         return torch.empty(0, dtype=x.dtype, device="ocl").set_(storage, x.storage_offset(), x.size(), x.stride())
     if key == "device" and isinstance(x, (str, torch.device)):
         return torch.device("ocl")
     if isinstance(x, (list, tuple)):
-        return type(x)(to_ocl(v) for v in x)
+        return type(x)(to_ocl(v, None, storages) for v in x)
     if isinstance(x, dict):
-        return {k: to_ocl(v, k) for k, v in x.items()}
+        return {k: to_ocl(v, k, storages) for k, v in x.items()}
     return x
 
 
@@ -262,6 +271,41 @@ def run_compiled(op) -> tuple[str, str]:
                 cause = cause.__cause__
             return fallback_or_fail(cause)
     return ("pass", f"{ran} samples") if ran else ("skip", "CPU rejected every sample")
+
+
+def run_errors(op) -> tuple[str, str]:
+    """The entry's error inputs on ocl: each must raise an exception of the type the CPU raises
+    for it (device-side checks included: the device is synchronized inside the call). Error inputs
+    the CPU accepts (written for another device) are left out."""
+    import torch
+
+    if op.error_inputs_func is None:
+        return "skip", "no error inputs"
+    try:
+        error_inputs = list(op.error_inputs("cpu"))
+    except Exception as e:
+        return "skip", f"error inputs: {e!r}"[:300]
+    ran = 0
+    for error_input in error_inputs:
+        sample = error_input.sample_input
+        try:
+            op(sample.input, *sample.args, **sample.kwargs)
+            continue  # the CPU accepts it
+        except Exception as e:
+            cpu_error = type(e)
+        try:
+            inp, args, kwargs = to_ocl((sample.input, sample.args, sample.kwargs), storages={})
+            op(inp, *args, **kwargs)
+            torch.ocl.synchronize()
+        except Exception as e:
+            if isinstance(e, NotImplementedError) and "DRAWBRIDGE_FALLBACK=error" in str(e):
+                return fallback_or_fail(e)
+            if not isinstance(e, cpu_error):
+                return "fail", f"raised {type(e).__name__} where the CPU raises {cpu_error.__name__}: {e}"[:400]
+            ran += 1
+            continue
+        return "fail", f"no error where the CPU raises {cpu_error.__name__} ({error_input.error_regex!r})"[:400]
+    return ("pass", f"{ran} error inputs") if ran else ("skip", "the CPU accepts every error input")
 
 
 def fallback_or_fail(e: Exception) -> tuple[str, str]:
@@ -475,6 +519,8 @@ def child(names: list[str], out_path: str) -> None:
                     status, detail = run_backward(ops[name])
                 elif dtype_name == COMPILED:
                     status, detail = run_compiled(ops[name])
+                elif dtype_name == ERRORS:
+                    status, detail = run_errors(ops[name])
                 else:
                     status, detail = run_one(ops[name], dtype_name)
                 out.write(json.dumps({"op": name, "dtype": dtype_name, "status": status, "detail": detail}) + "\n")
@@ -568,7 +614,7 @@ def cell_detail(per: dict, column: str) -> str:
 def markdown(results: dict) -> str:
     counts = summarize(results)
     statuses = ["pass", "fallback", "fail", "crash", "skip"]
-    columns = ["float32", BACKWARD] + DTYPES[1:]
+    columns = ["float32", BACKWARD] + DTYPES[1:] + [ERRORS]
     if any(COMPILED in per for per in results.values()):
         columns.append(COMPILED)
     lines = [
@@ -584,6 +630,9 @@ def markdown(results: dict) -> str:
         "gradients drawn once on the CPU, compared with the CPU's (forward and backward both native).",
         "An entry without autograd, with random results, or whose backward fails on the CPU is a skip.",
         "",
+        "**errors**: each of the entry's `error_inputs` that the CPU rejects must raise the CPU's",
+        "exception type on ocl too (device-side checks included); an entry without error inputs is a skip.",
+        "",
         "**compiled**: the first float32 samples through `torch.compile` (Inductor with drawbridge's",
         "OpenCL code generator), each compiled alone, compared with the CPU; ops Inductor does not",
         "generate code for run as ATen kernels inside the compiled graph, and must be native too.",
@@ -597,7 +646,7 @@ def markdown(results: dict) -> str:
     ]
     for d in columns:
         c = counts.get(d, {})
-        label = {BACKWARD: "float32 backward", COMPILED: "float32 compiled"}.get(d, d)
+        label = {BACKWARD: "float32 backward", COMPILED: "float32 compiled", ERRORS: "error inputs"}.get(d, d)
         lines.append(f"| {label} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
     missing = missing_operators(results)
     lines += ["", "Operators without a native kernel, by the number of float32 entries they block "
