@@ -338,6 +338,25 @@ at::Tensor glu(const at::Tensor& self, int64_t dim) {
   return glu_out(self, dim, out);
 }
 
+// softshrink's lambda must lie in [0, the dtype's largest value], as the CPU checks before the dtype.
+void check_shrink_lambda(const at::Tensor& self, const c10::Scalar& lambd) {
+  if (!at::isFloatingType(self.scalar_type())) return;  // the kernel's dtype check raises
+  double limit = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "softshrink",
+                                  [&] { limit = static_cast<double>(std::numeric_limits<scalar_t>::max()); });
+  const double value = lambd.to<double>();
+  TORCH_CHECK(value >= 0 && value <= limit, "lambda must be in range [0, ", limit, "] for input dtype ",
+              self.scalar_type(), ", but found ", value);
+}
+at::Tensor softshrink_checked(const at::Tensor& self, const c10::Scalar& lambd) {
+  check_shrink_lambda(self, lambd);
+  return drawbridge::ops::softshrink(self, lambd);
+}
+at::Tensor& softshrink_out_checked(const at::Tensor& self, const c10::Scalar& lambd, at::Tensor& out) {
+  check_shrink_lambda(self, lambd);
+  return drawbridge::ops::softshrink_out(self, lambd, out);
+}
+
 }  // namespace
 
 // Complex operands take the CPU fallback (core::register_real_kernel), forward and backward alike.
@@ -362,8 +381,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_ACTIVATION(m, clamp);
   DB_REGISTER_ACTIVATION(m, clamp_min);
   DB_REGISTER_ACTIVATION(m, clamp_max);
-  core::register_real_kernel<&softshrink>(m, "softshrink");
-  core::register_real_kernel<&softshrink_out>(m, "softshrink.out");
+  core::register_real_kernel<&softshrink_checked>(m, "softshrink");
+  core::register_real_kernel<&softshrink_out_checked>(m, "softshrink.out");
   core::register_real_kernel<&hardshrink>(m, "hardshrink");
   core::register_real_kernel<&hardshrink_out>(m, "hardshrink.out");
   core::register_real_kernel<&softplus>(m, "softplus");
