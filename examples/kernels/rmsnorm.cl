@@ -6,8 +6,8 @@
 // the lanes stride over the row run by run (neighbouring lanes read neighbouring runs) and
 // combine through local memory; on a CPU device the group has a single lane, and explicit vectors
 // are what makes its loop fast (a float sum is not reassociated, so a scalar loop would not
-// vectorize). A row's last cols % W elements are taken one by one.
-#define W 8
+// vectorize). A row's last cols % W elements are taken one by one. rmsnorm.py defines W = 8
+// (lanes_total adds up 8 lanes), as it also sizes the weight gradient's grid by it.
 #define VEC_(t, n) t##n
 #define VEC(t, n) VEC_(t, n)
 #define TW VEC(T, W)

@@ -15,6 +15,7 @@ import drawbridge
 
 SOURCE = pathlib.Path(__file__).with_name("rmsnorm.cl")
 DTYPES = (torch.float32, torch.float64)
+VECTOR = 8  # W in rmsnorm.cl: elements per vector load, and the columns of one weight-gradient work-item
 
 
 @functools.cache
@@ -46,6 +47,7 @@ forward = drawbridge.kernel(
     grid=lambda x, weight, eps: (_rows(x) * _lanes(x),),
     local=lambda x, weight, eps: (_lanes(x),),
     dtypes=DTYPES,
+    defines={"W": VECTOR},
 )
 
 backward_input = drawbridge.kernel(
@@ -56,9 +58,9 @@ backward_input = drawbridge.kernel(
     grid=lambda dy, x, weight, rstd: (_rows(x) * _lanes(x),),
     local=lambda dy, x, weight, rstd: (_lanes(x),),
     dtypes=DTYPES,
+    defines={"W": VECTOR},
 )
 
-VECTOR = 8  # W in rmsnorm.cl: the columns one work-item of the weight gradient takes
 ROW_BLOCKS = 64  # the weight gradient's partial sums: enough work-items for a GPU, few to add up
 
 
@@ -77,6 +79,7 @@ backward_weight_partial = drawbridge.kernel(
     args=lambda dy, x, rstd, partial: (partial, dy, x, rstd, _rows(x), x.shape[-1], _rows_per_block(x)),
     grid=lambda dy, x, rstd: (-(-x.shape[-1] // VECTOR), _blocks(x)),
     dtypes=DTYPES,
+    defines={"W": VECTOR},
 )
 
 
