@@ -93,3 +93,33 @@ def test_sort_row_lengths(native_only, length):
     k = min(length, 5)
     assert torch.equal(torch.topk(x.to(DEV), k, -1).values.cpu().nan_to_num(123.0),
                        torch.topk(x, k, -1).values.nan_to_num(123.0)), length
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 63, 64, 65, 255, 256, 257, 1000, 4097])
+def test_softmax_row_lengths_and_layouts(native_only, length):
+    """Contiguous rows take cl/softmax.cl (lanes per row by device class), strided ones cl/row.cl;
+    forward and backward of softmax and log_softmax, rows with -inf and NaN, 16-bit inputs."""
+    g = torch.Generator().manual_seed(length)
+    x = torch.randn(5, length, generator=g) * 4
+    x[1, : length // 2] = float("-inf")
+    x[2, length // 3] = float("nan")
+    grad = torch.randn(5, length, generator=g)
+    cases = [("contiguous", x, grad, -1), ("strided rows", x.t().contiguous().t(), grad, -1),
+             ("middle dim", x.t().contiguous(), grad.t().contiguous(), 0)]
+    for what, inp, g_out, dim in cases:
+        for fn in (torch.softmax, torch.log_softmax):
+            ref_in = inp.double().requires_grad_()
+            expected = fn(ref_in, dim)
+            expected.backward(g_out.double())
+            got_in = inp.to(DEV).requires_grad_()
+            got = fn(got_in, dim)
+            got.backward(g_out.to(DEV))
+            name = f"{fn.__name__} {what} n={length}"
+            close(got, expected.float(), name, rtol=1e-5, atol=1e-5)
+            close(got_in.grad, ref_in.grad.float(), name + " backward", rtol=1e-4, atol=1e-4)
+    for dtype in (torch.float16, torch.bfloat16):
+        inp = x[:, :].nan_to_num(0.0, 0.0, 0.0).to(dtype)
+        close(torch.softmax(inp.to(DEV), -1), torch.softmax(inp.float(), -1).to(dtype), f"softmax {dtype}",
+              rtol=1e-2, atol=1e-3)
+        half_to_float = torch._softmax(inp.to(DEV), -1, dtype == torch.float16)
+        assert half_to_float.dtype == (torch.float32 if dtype == torch.float16 else dtype)

@@ -5,9 +5,12 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "core/device_state.h"
 #include "core/fallback.h"
+#include "kernels/kernel_library.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "runtime/commands.h"
 
 namespace drawbridge::ops {
 
@@ -39,6 +42,52 @@ void launch_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const c
   for (const cl_ulong& s : steps) args.push_back({sizeof(cl_ulong), &s});
   (args.push_back({sizeof(Extra), &extra}), ...);
   kernels::launch_pointwise_impl(iter, {"row.cl", kernel, compute}, args);
+}
+
+// Whether each tensor's rows along dim are runs of contiguous elements one after another: the
+// tensor is contiguous and dim is its last dim of a size above 1.
+bool contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t dim) {
+  for (const at::Tensor& t : tensors) {
+    if (t.dim() == 0 || !t.is_contiguous()) return false;
+    for (int64_t d = dim + 1; d < t.dim(); ++d)
+      if (t.size(d) != 1) return false;
+  }
+  return true;
+}
+
+// Launches `kernel` of cl/softmax.cl over tensors with contiguous rows along dim (outputs
+// first): buffer and offset of each, the row length, the row count, then `extra`. GPUs get a
+// work-group row of up to 256 lanes per row; CPU devices one lane per row, several rows a group.
+template <typename... Extra>
+void launch_contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const char* kernel,
+                            c10::ScalarType compute, const Extra&... extra) {
+  const at::Tensor& out = *tensors.begin();
+  const cl_ulong n = out.size(dim), rows = out.numel() / n;
+  runtime::Device& device = core::checked_device(out.device().index());
+  const bool cpu = device.properties().cpu_class();
+  std::string options = " -DNARGS=" + std::to_string(tensors.size()) + " -DCT=" + kernels::dtype_token(compute);
+  int k = 0;
+  for (const at::Tensor& t : tensors) options += " -DT" + std::to_string(k++) + "=" + kernels::dtype_token(t.scalar_type());
+  if (cpu) options += " -DONE_LANE=1";
+  runtime::Kernel& program = kernels::get_kernel(device, "softmax.cl", options, kernel);
+  size_t lanes = 1;
+  while (!cpu && lanes < n && lanes < std::min<size_t>(256, program.max_work_group_size)) lanes *= 2;
+  size_t group_rows = cpu ? 8 : std::max<size_t>(1, std::min<size_t>(256, program.max_work_group_size) / lanes);
+  while (group_rows > 1 && group_rows / 2 >= rows) group_rows /= 2;
+  const size_t global[2] = {lanes, (rows + group_rows - 1) / group_rows * group_rows};
+  const size_t local[2] = {lanes, group_rows};
+  std::vector<runtime::BufferRef> refs;
+  for (const at::Tensor& t : tensors) refs.push_back(device.memory().resolve(t.const_data_ptr()));
+  std::vector<runtime::KernelArg> args;
+  for (const runtime::BufferRef& ref : refs) {
+    args.push_back({sizeof(cl_mem), &ref.mem});
+    args.push_back({sizeof(cl_ulong), &ref.offset});
+  }
+  args.push_back({sizeof(n), &n});
+  args.push_back({sizeof(rows), &rows});
+  (args.push_back({sizeof(Extra), &extra}), ...);
+  c10::DeviceGuard guard(out.device());
+  runtime::launch_nd(program, core::current_queue(out.device().index()), 2, global, local, args.data(), args.size());
 }
 
 template <int Kind>  // 0 cumsum, 1 cumprod, 2 logcumsumexp
@@ -82,7 +131,12 @@ at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
   dim = at::maybe_wrap_dim(dim, self.dim());
   check_dtype(Log ? "log_softmax" : "softmax", self.scalar_type(), Dtypes::Floating);
   at::native::resize_output(out, self.sizes());
-  launch_rows({out, self}, dim, "softmax", kernels::compute_type(self.scalar_type()), cl_int(Log ? 1 : 0));
+  if (out.numel() == 0) return out;
+  const c10::ScalarType compute = kernels::compute_type(self.scalar_type());
+  if (contiguous_rows({out, self}, dim))
+    launch_contiguous_rows({out, self}, dim, "softmax_rows", compute, cl_int(Log ? 1 : 0));
+  else
+    launch_rows({out, self}, dim, "softmax", compute, cl_int(Log ? 1 : 0));
   return out;
 }
 
@@ -98,8 +152,12 @@ at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& outpu
                                  c10::ScalarType input_dtype, at::Tensor& grad_input) {
   dim = at::maybe_wrap_dim(dim, grad.dim());
   at::native::resize_output(grad_input, grad.sizes());
-  launch_rows({grad_input, grad, output}, dim, "softmax_backward", kernels::compute_type(grad.scalar_type()),
-              cl_int(Log ? 1 : 0));
+  if (grad_input.numel() == 0) return grad_input;
+  const c10::ScalarType compute = kernels::compute_type(grad.scalar_type());
+  if (contiguous_rows({grad_input, grad, output}, dim))
+    launch_contiguous_rows({grad_input, grad, output}, dim, "softmax_backward_rows", compute, cl_int(Log ? 1 : 0));
+  else
+    launch_rows({grad_input, grad, output}, dim, "softmax_backward", compute, cl_int(Log ? 1 : 0));
   return grad_input;
 }
 

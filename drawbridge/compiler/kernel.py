@@ -30,6 +30,9 @@ from torch.utils._sympy.value_ranges import ValueRanges
 
 from .overrides import OpenCLOverrides
 from .prelude import MAX_GROUP
+
+# Elements per lane in each block of a reduction loop with a Welford mean/variance (see _welford).
+WELFORD_BLOCK = 256
 from .printer import opencl_expr
 from .types import compute_dtype, compute_type, literal, storage_type
 
@@ -111,6 +114,9 @@ class OpenCLKernel(SIMDKernel):
         self.local_buffers = IndentedBuffer()  # __local arrays: OpenCL allows them only at kernel scope
         self.post_loop_combine = IndentedBuffer()
         self.post_loop_store = IndentedBuffer()
+        # Welford's per-block sums: reset before each block of the reduction loop, merged after it.
+        self.block_start = IndentedBuffer()
+        self.block_end = IndentedBuffer()
         self.outside_loop_vars: OrderedSet = OrderedSet()
         self.local_ids = itertools.count()
         self.checks_bounds = False
@@ -285,14 +291,17 @@ class OpenCLKernel(SIMDKernel):
             vm, vm2, vw = value
             self.compute.splice(self._welford_merge(str(mean), str(m2), str(weight), str(vm), str(vm2), str(vw)))
         else:
-            self.compute.writeline("{")
-            with self.compute.indent():
-                self.compute.writeline(f"float v = (float)({value});")
-                self.compute.writeline(f"{weight} += 1.0f;")
-                self.compute.writeline(f"float delta = v - {mean};")
-                self.compute.writeline(f"{mean} += delta / {weight};")
-                self.compute.writeline(f"{m2} += delta * (v - {mean});")
-            self.compute.writeline("}")
+            # Welford's update divides once per element, a serial chain no compiler vectorizes.
+            # Instead each block of the loop sums v - mean and its square, with the mean of the
+            # blocks before it as the shift (so the sums do not cancel), and merges the block's
+            # statistics into the running ones once. The first block is one element per lane, which
+            # makes the shift an element of the row from the second block on.
+            s1, s2 = self._declare(self.body, f, None), self._declare(self.body, f, None)
+            self.block_start.writeline(f"{s1} = 0.0f; {s2} = 0.0f;")
+            self.compute.writeline(f"{{ float d = (float)({value}) - {mean}; {s1} += d; {s2} += d * d; }}")
+            self.block_end.writeline(
+                f"if (block_count > 0.0f) {{ float w = {weight} + block_count; float d = {s1} / block_count; "
+                f"{m2} += {s2} - {s1} * d + {s1} * d * {weight} / w; {mean} += {s1} / w; {weight} = w; }}")
 
         def merge(a, b):
             return self._welford_merge(*a, *b).splitlines()
@@ -345,18 +354,37 @@ class OpenCLKernel(SIMDKernel):
         loop_trees = [t for t in self.range_trees if t.is_loop]
         if self.inside_reduction and loop_trees:
             (tree,) = loop_trees
-            self.body.writeline(
-                f"for (long {tree.name} = rlane; {tree.name} < {tree.prefix}numel; {tree.name} += RBLOCK) {{")
-            with self.body.indent():
+            blocked = bool(self.block_start)
+            loop = self.body
+            if blocked:
+                # Blocks of the loop for Welford's sums: the first one element per lane, then
+                # WELFORD_BLOCK per lane.
+                start, end, step = f"{tree.prefix}block", f"{tree.prefix}block_end", f"{tree.prefix}block_step"
+                numel = f"{tree.prefix}numel"
+                loop.writeline(f"for (long {start} = 0, {step} = RBLOCK; {start} < {numel}; "
+                               f"{start} += {step}, {step} = {WELFORD_BLOCK} * RBLOCK) {{")
+                loop.do_indent()
+                loop.writeline(f"const long {end} = min({start} + {step}, {numel});")
+                loop.writeline(f"const float block_count = (float)max(0L, ({end} - {start} - rlane + RBLOCK - 1) / RBLOCK);")
+                loop.splice(self.block_start)
+                first = f"{start} + rlane"
+            else:
+                end, first = f"{tree.prefix}numel", "rlane"
+            loop.writeline(f"for (long {tree.name} = {first}; {tree.name} < {end}; {tree.name} += RBLOCK) {{")
+            with loop.indent():
                 # One work-item per row on CPU devices: let the compiler vectorize the row's sums.
-                self.body.writeline("#ifdef DB_ONE_LANE")
-                self.body.writeline("#pragma clang fp reassociate(on)")
-                self.body.writeline("#endif")
-                self.body.splice(self.indexing_code)
-                self.body.splice(self.loads)
-                self.body.splice(self.compute)
-                self.body.splice(self.stores)
-            self.body.writeline("}")
+                loop.writeline("#ifdef DB_ONE_LANE")
+                loop.writeline("#pragma clang fp reassociate(on)")
+                loop.writeline("#endif")
+                loop.splice(self.indexing_code)
+                loop.splice(self.loads)
+                loop.splice(self.compute)
+                loop.splice(self.stores)
+            loop.writeline("}")
+            if blocked:
+                loop.splice(self.block_end)
+                loop.do_unindent()
+                loop.writeline("}")
             self.cse.invalidate(self.outside_loop_vars)
             tree.cache_clear()
         else:
@@ -367,7 +395,7 @@ class OpenCLKernel(SIMDKernel):
         self.body.splice(self.post_loop_combine)
         self.body.splice(self.post_loop_store)
         for buffer in (self.indexing_code, self.loads, self.compute, self.stores, self.post_loop_combine,
-                       self.post_loop_store):
+                       self.post_loop_store, self.block_start, self.block_end):
             buffer.clear()
 
     # ---- the kernel ---------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+// softmax / log_softmax and their backward over rows of n contiguous elements: a contiguous
+// tensor's last dim, the common case (cl/row.cl has the general form, one work-item walking each
+// strided row). Work-group dim 1 numbers rows and dim 0 the lanes of a row, which stride along it
+// and combine through local memory (GPUs). CPU devices get one lane (ONE_LANE): its unit-stride
+// loops are what the compiler vectorizes, so their sums may be reassociated.
+#if CT_IS_FLOAT
+#ifndef ONE_LANE
+#define ONE_LANE 0
+#endif
+#define ROWS_MAX_GROUP 256  // lanes x rows of a work-group, at most
+#define AT(base, t, j) ((base) + (j) * sizeof(ST(t)))
+
+#if ONE_LANE
+#define ROW_LANES const ulong lane = 0, lanes = 1;
+#define ROW_FOR(j) for (ulong j = 0; j < n; ++j)
+#define REASSOCIATE _Pragma("clang fp reassociate(on)")
+#define ROW_MAX(v) (v)
+#define ROW_SUM(v) (v)
+#else
+#define ROW_LANES                                                \
+  const ulong lane = get_local_id(0), lanes = get_local_size(0); \
+  __local ct scratch[ROWS_MAX_GROUP];
+#define ROW_FOR(j) for (ulong j = lane; j < n; j += lanes)
+#define REASSOCIATE
+#define ROW_MAX(v) combine_row(scratch, v, 1)
+#define ROW_SUM(v) combine_row(scratch, v, 0)
+#define ROW_STEP(s)                  \
+  barrier(CLK_LOCAL_MEM_FENCE);      \
+  if ((s) < lanes && lane < (s))     \
+    scratch[slot] = is_max ? fmax(scratch[slot], scratch[slot + (s)]) : scratch[slot] + scratch[slot + (s)];
+// The max (is_max) or the sum of v over the lanes of each row, returned to every lane. Every
+// work-item of the group reaches it; unrolled, because PoCL repeats code after a loop around
+// barriers.
+inline ct combine_row(__local ct* scratch, ct v, int is_max) {
+  const uint lane = get_local_id(0), lanes = get_local_size(0), first = get_local_id(1) * lanes;
+  const uint slot = first + lane;
+  barrier(CLK_LOCAL_MEM_FENCE);  // the previous combine's readers are done with scratch
+  scratch[slot] = v;
+  ROW_STEP(128) ROW_STEP(64) ROW_STEP(32) ROW_STEP(16) ROW_STEP(8) ROW_STEP(4) ROW_STEP(2) ROW_STEP(1)
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return scratch[first];
+}
+#endif
+
+// The row of work-group row get_global_id(1). Rows past the last (the launch rounds rows up to
+// whole work-groups) recompute the last row, so that every lane reaches every barrier, and store
+// nothing.
+#define ROW_START(name, t, base, off) \
+  __global char* name = (__global char*)(base) + (off) + min((ulong)get_global_id(1), rows - 1) * n * sizeof(ST(t))
+
+__kernel void softmax_rows(__global char* out_base, ulong out_off, __global const char* in_base, ulong in_off,
+                           ulong n, ulong rows, int log_) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  ROW_START(out, T0, out_base, out_off);
+  ROW_START(in, T1, in_base, in_off);
+  ct m = -INFINITY;
+  ROW_FOR(j) {
+    REASSOCIATE
+    m = fmax(m, TO(CT, LOAD(T1, AT(in, T1, j))));
+  }
+  m = ROW_MAX(m);
+  ct sum = 0;
+  ROW_FOR(j) {
+    REASSOCIATE
+    sum += exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m);
+  }
+  sum = ROW_SUM(sum);
+  const ct log_sum = log(sum), inverse = (ct)1 / sum;
+  if (!valid) return;
+  ROW_FOR(j) {
+    const ct x = TO(CT, LOAD(T1, AT(in, T1, j))) - m;
+    STORE(T0, AT(out, T0, j), TO(T0, log_ ? x - log_sum : exp_arith(x) * inverse));
+  }
+}
+
+// Operand grad is grad_output, out the forward's output.
+__kernel void softmax_backward_rows(__global char* gi_base, ulong gi_off, __global const char* grad_base,
+                                    ulong grad_off, __global const char* out_base, ulong out_off, ulong n,
+                                    ulong rows, int log_) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  ROW_START(gi, T0, gi_base, gi_off);
+  ROW_START(grad, T1, grad_base, grad_off);
+  ROW_START(out, T2, out_base, out_off);
+  ct dot = 0;
+  ROW_FOR(j) {
+    REASSOCIATE
+    const ct g = TO(CT, LOAD(T1, AT(grad, T1, j)));
+    dot += log_ ? g : g * TO(CT, LOAD(T2, AT(out, T2, j)));
+  }
+  dot = ROW_SUM(dot);
+  if (!valid) return;
+  ROW_FOR(j) {
+    const ct g = TO(CT, LOAD(T1, AT(grad, T1, j)));
+    const ct y = TO(CT, LOAD(T2, AT(out, T2, j)));
+    STORE(T0, AT(gi, T0, j), TO(T0, log_ ? g - exp_arith(y) * dot : y * (g - dot)));
+  }
+}
+#endif
