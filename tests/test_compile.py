@@ -54,6 +54,27 @@ def test_pointwise_chain_and_its_reduction_are_one_kernel():
     assert metrics.generated_kernel_count == 1
 
 
+# Fusions the code generator must reach, as kernels per graph: a reduction with the pointwise ops
+# before and after it is one kernel, and so are several outputs read from the same rows.
+FUSIONS = {
+    "softmax": (lambda x: torch.softmax(x * 2, -1), 1),
+    "layer_norm_gelu_bias": (lambda x: F.gelu(F.layer_norm(x, (300,)) + 1.5), 1),
+    "rms_norm": (lambda x: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6), 1),
+    "norm_residual_chain": (lambda x: F.gelu(F.layer_norm(x, (300,)) * 0.5) + x, 1),
+    "two_reductions_one_read": (lambda x: (x.sum(-1), x.amax(-1), (x * x).mean(-1)), 1),
+    "pointwise_views": (lambda x: (x.t() * 2).reshape(-1)[:100].sigmoid(), 1),
+    "cross_entropy": (lambda x: F.cross_entropy(x, torch.arange(x.shape[0], device=x.device) % 300), 2),
+}
+
+
+@pytest.mark.parametrize("name", FUSIONS)
+def test_fusion_kernel_counts(name):
+    fn, kernels = FUSIONS[name]
+    x = torch.randn(40, 300)
+    assert_close_to_cpu(compiled(fn, x), fn(x), atol=1e-4, rtol=1e-4)
+    assert metrics.generated_kernel_count == kernels
+
+
 def _randint(*shape, high=50):
     return torch.randint(-high, high, shape)
 
