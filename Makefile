@@ -30,8 +30,11 @@ $(VENV)/.ready: requirements-dev.txt
 setup: system-deps $(VENV)/.ready
 
 # Incremental: CMake keeps its build tree in build/, ccache keeps objects across clean builds.
+# Python started in the repository root imports this folder's drawbridge (and `import torch`
+# autoloads it): a link to the installed _C makes that folder a working package.
 install: setup
 	$(PIP) install -q --no-build-isolation --no-deps .
+	@ln -sf "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"/drawbridge/_C*.so drawbridge/
 
 demo: install
 	$(PY) examples/hello_ocl.py

@@ -16,7 +16,15 @@ import torch  # noqa: E402
 
 torch.utils.rename_privateuse1_backend("ocl")
 
-from . import _C  # noqa: E402  (registers allocator, guard, hooks, kernels and fallback)
+try:
+    from . import _C  # noqa: E402  (registers allocator, guard, hooks, kernels and fallback)
+except ImportError as e:
+    import os as _os
+
+    raise ImportError(
+        f"drawbridge: the compiled extension (_C) is not in {_os.path.dirname(__file__)}; in a source checkout, "
+        "run `make install` there (it links the built _C into the folder), or start Python elsewhere "
+        "(TORCH_DEVICE_BACKEND_AUTOLOAD=0 stops `import torch` from loading drawbridge)") from e
 from . import ocl as _ocl  # noqa: E402
 from . import _module_ties  # noqa: E402
 from . import _autograd_exit  # noqa: E402

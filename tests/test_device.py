@@ -1,5 +1,8 @@
 """The ocl device: autoload, identity, torch.ocl, device selection and their errors."""
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -199,3 +202,23 @@ def test_idle_poll_request_held_while_work_comes_and_dropped_after(run_py):
         r = run_py(code, env=off)
         assert r.returncode == 0, r.stderr
         assert r.stdout.split() == ["False", "False", "False", "False"]
+
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_python_started_in_the_repository_root_imports_torch():
+    # There `import drawbridge` (which `import torch` autoloads) finds the source folder, which
+    # `make install` links the built extension into.
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.ones(3, device='ocl').sum().item())"],
+                         cwd=REPO_ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "3.0"
+
+
+def test_a_source_folder_without_the_extension_says_what_to_do(tmp_path):
+    shutil.copytree(os.path.join(REPO_ROOT, "drawbridge"), tmp_path / "drawbridge",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    out = subprocess.run([sys.executable, "-c", "import torch"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "the compiled extension (_C) is not in" in out.stderr and "make install" in out.stderr
