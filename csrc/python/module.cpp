@@ -15,6 +15,7 @@
 #include "core/host_allocator.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
+#include "runtime/device_list.h"
 #include "runtime/program_cache.h"
 
 namespace py = pybind11;
@@ -159,6 +160,20 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_device_count", [] { return static_cast<int>(core::device_count()); });
   m.def("_no_device_reason", [] { return runtime::no_device_reason(); });
+  m.def("_listed_devices", [] {
+    py::list out;
+    for (const runtime::ListedDevice& d : runtime::listed_devices()) {
+      py::dict entry;
+      entry["platform_name"] = d.names.platform_name;
+      entry["platform_vendor"] = d.names.platform_vendor;
+      entry["name"] = d.names.device_name;
+      entry["vendor"] = d.names.device_vendor;
+      entry["type"] = d.names.type;
+      entry["ocl_index"] = d.ocl_index >= 0 ? py::object(py::int_(d.ocl_index)) : py::none();
+      out.append(entry);
+    }
+    return out;
+  });
   m.def("_is_initialized", [] { return runtime::devices_discovered(); });
   m.def("_current_device", [] { return static_cast<int>(core::current_device()); });
   m.def("_set_device", [](int index) { core::set_current_device(static_cast<c10::DeviceIndex>(index)); });

@@ -1,4 +1,5 @@
 #include "runtime/device.h"
+#include "runtime/device_list.h"
 
 #include <algorithm>
 #include <cctype>
@@ -69,6 +70,7 @@ bool has_extension(const std::string& extensions, const std::string& name) {
 
 struct Registry {
   std::vector<std::unique_ptr<Device>> devices;
+  std::vector<ListedDevice> listed;
   std::string no_device_reason;
 };
 
@@ -111,9 +113,12 @@ Registry& registry() {
     }
     const char* env = std::getenv("DRAWBRIDGE_DEVICES");
     std::vector<size_t> chosen = select_devices(candidates, env ? env : "");
-    for (size_t i : chosen)
+    for (const DeviceCandidate& c : candidates) r->listed.push_back({c, -1});
+    for (size_t i : chosen) {
+      r->listed[i].ocl_index = static_cast<int>(r->devices.size());
       r->devices.push_back(std::make_unique<Device>(static_cast<int>(r->devices.size()),
                                                     found[i].first, found[i].second));
+    }
     if (r->devices.empty()) {
       r->no_device_reason =
           found.empty() ? std::string("OpenCL platforms exist but expose no device. ") + kInstallHint
@@ -126,6 +131,8 @@ Registry& registry() {
 }
 
 }  // namespace
+
+std::vector<ListedDevice> listed_devices() { return registry().listed; }
 
 std::vector<size_t> select_devices(const std::vector<DeviceCandidate>& candidates,
                                    const std::string& selector) {
