@@ -213,6 +213,14 @@ def memory_stats(device: _device_t = None) -> dict[str, Any]:
     return torch.accelerator.memory_stats(_index(device))
 
 
+def memory_summary(device: _device_t = None, abbreviated: bool = False) -> str:
+    """The caching allocator's statistics as a table, as ``torch.cuda.memory_summary`` prints them."""
+    from .memory_summary import format_summary
+
+    index = _index(device)
+    return format_summary(memory_stats(index), index, abbreviated)
+
+
 def memory_allocated(device: _device_t = None) -> int:
     return torch.accelerator.memory_allocated(_index(device))
 

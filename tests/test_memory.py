@@ -138,3 +138,17 @@ def test_pinned_memory():
     assert torch.equal(d.cpu(), p)
     del p, q
     torch.ocl.empty_cache()
+
+
+def test_memory_summary_prints_the_allocator_statistics():
+    torch.ocl.synchronize()
+    x = torch.empty(3 * 2**20 // 4, device="ocl")  # 3 MiB
+    stats = torch.ocl.memory_stats()
+    summary = torch.ocl.memory_summary()
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:6]]
+            for line in summary.splitlines() if line.count("|") == 6}
+    mib = stats["allocated_bytes.all.current"] // 2**20
+    assert rows["Allocated memory"][0] in (f"{mib} MiB", f"{stats['allocated_bytes.all.current'] // 1024} KiB")
+    assert rows["Allocations"] == [str(stats[f"allocation.all.{c}"]) for c in ("current", "peak", "allocated", "freed")]
+    assert "from large pool" in summary and "from large pool" not in torch.ocl.memory_summary(abbreviated=True)
+    del x
