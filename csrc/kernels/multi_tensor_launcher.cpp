@@ -1,0 +1,113 @@
+#include "kernels/multi_tensor_launcher.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/device_state.h"
+#include "kernels/kernel_library.h"
+#include "kernels/pointwise_launcher.h"
+#include "runtime/commands.h"
+
+namespace drawbridge::kernels {
+
+namespace {
+
+constexpr size_t kMaxSlots = 8;    // SLOTS_1 .. SLOTS_8 in cl/foreach.cl
+constexpr uint64_t kCpuItem = 2048;  // elements per work-item on CPU devices (as the pointwise launcher)
+constexpr size_t kGpuGroup = 256, kCpuGroup = 16;
+
+// Tensors per launch: as many slots as the device's kernel-argument space holds, beside the
+// scalar tensor's two arguments (a device must allow 1024 bytes; PoCL allows exactly that).
+size_t slots_for(const runtime::DeviceProperties& props, size_t lists) {
+  const size_t per_slot = 3 * sizeof(cl_ulong) + lists * (sizeof(cl_mem) + sizeof(cl_ulong));
+  const size_t budget = std::max<size_t>(props.max_parameter_bytes, 1024) - 64;
+  return std::clamp<size_t>(budget / per_slot, 1, kMaxSlots);
+}
+
+}  // namespace
+
+bool multi_tensor_applies(const std::vector<at::TensorList>& lists) {
+  if (lists.empty() || lists[0].empty()) return false;
+  const at::Tensor& first = lists[0][0];
+  if (!first.device().is_privateuseone() || !c10::isFloatingType(first.scalar_type())) return false;
+  if (first.scalar_type() == c10::kDouble &&
+      !core::checked_device(first.device().index()).properties().fp64)
+    return false;  // the per-tensor loop raises the device's error
+  for (const at::TensorList& list : lists) {
+    if (list.size() != lists[0].size()) return false;
+    for (size_t k = 0; k < list.size(); ++k) {
+      const at::Tensor& t = list[k];
+      if (!t.defined() || t.device() != first.device() || t.scalar_type() != first.scalar_type() ||
+          !t.is_contiguous() || t.sizes() != lists[0][k].sizes())
+        return false;
+    }
+  }
+  return true;
+}
+
+void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
+                    const std::vector<uint64_t>& scalar_bits, const std::optional<at::Tensor>& scalar_tensor) {
+  const at::Tensor& first = lists[0][0];
+  const c10::DeviceIndex index = first.device().index();
+  runtime::Device& device = core::checked_device(index);
+  const runtime::DeviceProperties& props = device.properties();
+  const c10::ScalarType compute = compute_type(first.scalar_type());
+  const bool cpu = props.cpu_class();
+  const uint64_t item = cpu ? kCpuItem : 1;
+  const size_t slots = std::min(slots_for(props, lists.size()), lists[0].size());
+
+  std::string options = " -DOP=" + std::to_string(static_cast<int>(op)) + " -DNLISTS=" +
+                        std::to_string(lists.size()) + " -DNARGS=" + std::to_string(lists.size()) +
+                        " -DSLOTS=" + std::to_string(slots) + " -DITEM=" + std::to_string(item) +
+                        " -DCT=" + dtype_token(compute);
+  for (size_t k = 0; k < lists.size(); ++k) options += " -DT" + std::to_string(k) + "=" + dtype_token(first.scalar_type());
+  if (inplace) options += " -DINPLACE";
+  at::Tensor on_device;
+  if (scalar_tensor) {
+    on_device = scalar_tensor->to(first.device(), compute).contiguous();
+    options += " -DSCALAR_ON_DEVICE";
+  }
+  runtime::Kernel& kernel = get_kernel(device, "foreach.cl", options, "foreach_apply");
+  const runtime::BufferRef scalar_ref = device.memory().resolve((on_device.defined() ? on_device : first).const_data_ptr());
+  cl_command_queue queue = core::current_queue(index);
+  c10::DeviceGuard guard(first.device());
+
+  // One launch per group of `slots` non-empty tensors; unused slots of the last launch repeat its
+  // last tensor with no items (their start lies past every work-item).
+  struct Slot {
+    cl_ulong start, numel, scalar;
+    std::vector<runtime::BufferRef> refs;
+  };
+  std::vector<Slot> group;
+  auto flush = [&] {
+    if (group.empty()) return;
+    const cl_ulong items = group.back().start + (group.back().numel + item - 1) / item;
+    while (group.size() < slots) group.push_back({items, 0, 0, group.back().refs});
+    std::vector<runtime::KernelArg> args{{sizeof(cl_mem), &scalar_ref.mem}, {sizeof(cl_ulong), &scalar_ref.offset}};
+    for (Slot& s : group) {
+      args.push_back({sizeof(cl_ulong), &s.start});
+      args.push_back({sizeof(cl_ulong), &s.numel});
+      args.push_back({sizeof(cl_ulong), &s.scalar});
+      for (runtime::BufferRef& r : s.refs) {
+        args.push_back({sizeof(cl_mem), &r.mem});
+        args.push_back({sizeof(cl_ulong), &r.offset});
+      }
+    }
+    const size_t local = std::min<size_t>(cpu ? kCpuGroup : kGpuGroup, kernel.max_work_group_size);
+    runtime::launch_args(kernel, queue, (items + local - 1) / local, local, args.data(), args.size());
+    group.clear();
+  };
+  for (size_t k = 0; k < lists[0].size(); ++k) {
+    const int64_t numel = lists[0][k].numel();
+    if (numel == 0) continue;
+    Slot s{group.empty() ? 0 : group.back().start + (group.back().numel + item - 1) / item,
+           static_cast<cl_ulong>(numel), 0, {}};
+    if (!scalar_bits.empty()) s.scalar = scalar_bits.size() == 1 ? scalar_bits[0] : scalar_bits[k];
+    for (const at::TensorList& list : lists) s.refs.push_back(device.memory().resolve(list[k].const_data_ptr()));
+    group.push_back(std::move(s));
+    if (group.size() == slots) flush();
+  }
+  flush();
+}
+
+}  // namespace drawbridge::kernels

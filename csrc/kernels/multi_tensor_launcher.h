@@ -1,0 +1,41 @@
+// The one launcher for multi-tensor kernels (cl/foreach.cl): lists of tensors, the k-th tensor of
+// every list taking part in the same element-wise update, in as few launches as the device's
+// kernel-argument space allows (CUDA's multi_tensor_apply, for OpenCL: each tensor's buffer is an
+// argument of its own).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace drawbridge::kernels {
+
+// The operations of cl/foreach.cl (its OP option). A, B, C are the inputs, s the scalar.
+enum class ForeachOp {
+  add_scalar = 0,   // A + s
+  add_list = 1,     // A + s * B
+  mul_scalar = 2,   // A * s
+  mul_list = 3,     // A * B
+  div_scalar = 4,   // A / s
+  div_list = 5,     // A / B
+  lerp_scalar = 6,  // lerp(A, B, s)
+  addcmul = 7,      // A + s * B * C
+  addcdiv = 8,      // A + s * B / C
+  sqrt = 9,
+  zero = 10,
+};
+
+// Whether the lists can take the multi-tensor kernels: ocl tensors of one floating dtype the
+// device supports, on one device, contiguous, each list as long as the first and tensor k of
+// every list of the same shape. Anything else goes through PyTorch's per-tensor loop.
+bool multi_tensor_applies(const std::vector<at::TensorList>& lists);
+
+// out[k] = op(inputs...) for every k: lists[0] is written (in place when `inplace`, when it is
+// also the first input). The scalar is one for all tensors or one per tensor (`scalar_bits`, in
+// the compute type as ops::scalar_bits gives them), or a one-element device tensor
+// (`scalar_tensor`, read by the kernel).
+void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
+                    const std::vector<uint64_t>& scalar_bits, const std::optional<at::Tensor>& scalar_tensor = {});
+
+}  // namespace drawbridge::kernels
