@@ -19,7 +19,7 @@ def test_help_names_every_command():
     out = tool("--help")
     assert out.returncode == 0
     assert "doctor" in out.stdout and "ops" in out.stdout
-    for command in ("doctor", "ops"):
+    for command in ("doctor", "ops", "check"):
         assert tool(command, "--help").returncode == 0
 
 
@@ -93,3 +93,45 @@ def test_ops_missing_lists_operators_that_really_fall_back(op_kinds):
     finally:
         drawbridge.set_fallback_mode(mode)
     assert any(candidates[0] in op for op in drawbridge.fallback_report()), drawbridge.fallback_report()
+
+
+# The script calls an operator without an ocl kernel today (FFT, planned) when given --fft.
+SCRIPT = """
+import sys
+import torch
+x = torch.randn(32, 32, device="ocl")
+print("sum", (x @ x).relu().sum().item() > 0, sys.argv[1:])
+if "--fft" in sys.argv:
+    torch.fft.rfft(x, dim=0)
+if "--fail" in sys.argv:
+    sys.exit(3)
+"""
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    return str(path)
+
+
+def test_check_runs_the_script_and_reports_no_fallback(script):
+    out = tool("check", script, "a", "b")
+    assert out.returncode == 0, out.stderr
+    assert "sum True ['a', 'b']" in out.stdout
+    assert "no operator fell back to the CPU" in out.stderr and "peak memory on ocl:0" in out.stderr
+
+
+def test_check_fails_on_a_fallback_and_reports_it_as_json(script):
+    out = tool("check", script, "--", "--fft")
+    assert out.returncode == 1
+    assert "aten::_fft_r2c" in out.stderr
+    out = tool("check", "--json", "--allow-fallback", script, "--", "--fft")
+    assert out.returncode == 0
+    report = json.loads(out.stdout[out.stdout.index("{"):])
+    assert report["fallback"]["aten::_fft_r2c"]["calls"] == 1 and report["fallback"]["aten::_fft_r2c"]["seconds"] > 0
+    assert report["peak_memory_bytes"]["ocl:0"] >= 32 * 32 * 4 and report["kernel_launches"] >= 2
+
+
+def test_check_passes_on_the_scripts_exit_status(script):
+    assert tool("check", script, "--", "--fail").returncode == 3

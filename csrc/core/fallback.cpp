@@ -1,6 +1,7 @@
 #include "core/fallback.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -8,6 +9,8 @@
 
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
+
+#include "core/fallback_report.h"
 
 namespace drawbridge::core {
 
@@ -31,6 +34,7 @@ std::atomic<FallbackMode>& mode() {
 struct Counts {
   std::mutex mutex;
   std::map<std::string, int64_t> by_op;
+  std::map<std::string, double> seconds;
   std::set<std::string> warned;
 };
 Counts& counts() {
@@ -60,8 +64,14 @@ void note_fallback(const std::string& full) {
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
-  note_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
+  const std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  note_fallback(full);
+  const auto start = std::chrono::steady_clock::now();
   at::native::cpu_fallback(op, stack);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Counts& c = counts();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.seconds[full] += seconds;
 }
 
 const c10::OperatorHandle& find_aten_op(const std::string& registered_name) {
@@ -89,10 +99,19 @@ std::map<std::string, int64_t> fallback_counts() {
   return c.by_op;
 }
 
+std::map<std::string, FallbackUse> fallback_uses() {
+  Counts& c = counts();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  std::map<std::string, FallbackUse> uses;
+  for (const auto& [op, calls] : c.by_op) uses[op] = {calls, c.seconds.count(op) ? c.seconds.at(op) : 0.0};
+  return uses;
+}
+
 void reset_fallback_counts() {
   Counts& c = counts();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.by_op.clear();
+  c.seconds.clear();
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

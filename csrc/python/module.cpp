@@ -11,6 +11,7 @@
 #include "extension/user_kernel.h"
 #include "core/device_state.h"
 #include "core/fallback.h"
+#include "core/fallback_report.h"
 #include "core/generator.h"
 #include "core/host_allocator.h"
 #include "runtime/commands.h"
@@ -208,6 +209,11 @@ PYBIND11_MODULE(_C, m) {
   });
 
   m.def("_fallback_counts", &core::fallback_counts);
+  m.def("_fallback_uses", [] {
+    py::dict out;
+    for (const auto& [op, use] : core::fallback_uses()) out[py::str(op)] = py::make_tuple(use.calls, use.seconds);
+    return out;
+  });
   m.def("_reset_fallback_counts", &core::reset_fallback_counts);
   m.def("_set_fallback_mode", [](const std::string& mode) {
     if (mode == "warn") core::set_fallback_mode(core::FallbackMode::Warn);

@@ -1,17 +1,26 @@
-"""The command-line tools: ``python -m drawbridge doctor`` (is the device seen and healthy) and
-``python -m drawbridge ops`` (which ATen operators run natively on ocl). Each takes ``--help``."""
+"""The command-line tools: ``python -m drawbridge doctor`` (is the device seen and healthy),
+``ops`` (which ATen operators run natively on ocl) and ``check SCRIPT`` (what a script did on the
+device: the migration report). Each takes ``--help``."""
 
 from __future__ import annotations
 
 import argparse
 
 
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
-    from . import doctor, ops
+    from . import check, doctor, ops
 
     parser = argparse.ArgumentParser(prog="python -m drawbridge", description="Drawbridge's command-line tools.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (doctor, ops):
+    for module in (doctor, ops, check):
         sub = commands.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)

@@ -11,6 +11,7 @@ import sys
 import torch
 
 from .. import _C, __version__
+from . import human_bytes
 
 NAME = "doctor"
 HELP = "check that the OpenCL devices are seen and work"
@@ -124,14 +125,6 @@ def _checks(report: dict) -> list[dict]:
     return checks
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
-        n /= 1024
-    return str(n)
-
-
 def print_report(report: dict) -> None:
     print(f"torch {report['torch']}, drawbridge {report['drawbridge']}, Python {report['python']}")
     print(f"OpenCL devices ({len(report['devices'])}):")
@@ -140,14 +133,15 @@ def print_report(report: dict) -> None:
         print(f"  [{where}] {d['name']} ({d['type']}) on {d['platform_name']}, {d['vendor']}")
         if "properties" in d:
             p = d["properties"]
-            print(f"      memory {_size(p['total_memory'])}, largest allocation {_size(p['max_alloc_size'])}, "
-                  f"{p['multi_processor_count']} compute units, local memory {_size(p['local_memory'])}")
+            print(f"      memory {human_bytes(p['total_memory'])}, "
+                  f"largest allocation {human_bytes(p['max_alloc_size'])}, "
+                  f"{p['multi_processor_count']} compute units, local memory {human_bytes(p['local_memory'])}")
             print(f"      fp16 {'yes' if p['supports_fp16'] else 'no'}, fp64 {'yes' if p['supports_fp64'] else 'no'}, "
                   f"{p['opencl_version']}, driver {p['driver_version']}, kernel paths for {p['device_class']} "
                   f"devices; smoke test {d['smoke_test']}")
     cache = report["cache"]
     if cache["path"]:
-        print(f"kernel cache: {cache['path']} ({cache['files']} programs, {_size(cache['bytes'])}"
+        print(f"kernel cache: {cache['path']} ({cache['files']} programs, {human_bytes(cache['bytes'])}"
               f"{'' if cache['writable'] else ', not writable'})")
     else:
         print("kernel cache: off")
