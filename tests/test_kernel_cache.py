@@ -34,3 +34,48 @@ def test_build_failure_includes_build_log():
     message = str(info.value)
     assert "Build log" in message and "not_declared_anywhere" in message
     assert torch.ones(2, device="ocl").cpu().tolist() == [1, 1]  # still usable
+
+
+FIRST_OPS = "import torch; print((torch.ones(3, device='ocl') * 2).sum().item())"
+
+
+def _stderr_of_a_cold_run(cache_dir, terminal):
+    """stderr of a process that builds its programs into an empty cache, on a terminal or a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    env = dict(os.environ, DRAWBRIDGE_CACHE_DIR=str(cache_dir))
+    env.pop("DRAWBRIDGE_VERBOSE_BUILD", None)
+    if not terminal:
+        out = subprocess.run([sys.executable, "-c", FIRST_OPS], capture_output=True, text=True, env=env, cwd="/")
+        assert out.stdout.strip() == "6.0"
+        return out.stderr
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", FIRST_OPS], stdout=subprocess.PIPE, stderr=slave, env=env, cwd="/")
+    os.close(slave)
+    assert proc.stdout.read().decode().strip() == "6.0"
+    proc.wait()
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return b"".join(chunks).decode()
+
+
+def test_a_cold_run_on_a_terminal_shows_its_builds(tmp_path):
+    err = _stderr_of_a_cold_run(tmp_path / "cache", terminal=True)
+    assert f"the kernel cache {tmp_path / 'cache'} is empty" in err
+    assert "\r[drawbridge] building OpenCL program 1 (" in err
+    assert err.rstrip("\n").endswith("\r\x1b[K")  # the progress line is erased when the builds end
+
+
+def test_a_cold_run_into_a_pipe_prints_nothing(tmp_path):
+    assert "[drawbridge]" not in _stderr_of_a_cold_run(tmp_path / "cache", terminal=False)

@@ -1,5 +1,6 @@
 #include "runtime/program_cache.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,6 +130,55 @@ std::string program_cache_dir() {
 
 namespace {
 
+// While a program builds from source and stderr is a terminal: one line saying so, erased when
+// the build ends (a build takes about a second on PoCL, and a first run builds many). The first
+// build of a process whose cache folder holds no program yet adds a line that says why the run is
+// slow. Nothing when stderr is not a terminal (logs, pipes) or DRAWBRIDGE_VERBOSE_BUILD prints
+// its own lines.
+class BuildProgress {
+ public:
+  // `dir` is the cache folder, empty when the cache is off; `cached`: whether this program would
+  // be stored there.
+  BuildProgress(const std::string& label, const std::string& dir, bool cached) {
+    static const bool shown = isatty(STDERR_FILENO) && !std::getenv("DRAWBRIDGE_VERBOSE_BUILD");
+    static int built = 0;
+    static bool noted = false;
+    active_ = shown;
+    if (!active_) return;
+    if (!noted && cached) {
+      noted = true;
+      if (dir.empty())
+        std::fprintf(stderr, "[drawbridge] the kernel cache is off (DRAWBRIDGE_CACHE_DIR is empty): every run "
+                             "compiles its OpenCL programs\n");
+      else if (folder_is_empty(dir))
+        std::fprintf(stderr, "[drawbridge] the kernel cache %s is empty: this run compiles OpenCL programs as it "
+                             "first needs them (later runs load them)\n", dir.c_str());
+    }
+    std::fprintf(stderr, "\r[drawbridge] building OpenCL program %d (%s)\033[K", ++built, label.c_str());
+    std::fflush(stderr);
+  }
+  ~BuildProgress() {
+    if (!active_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+ private:
+  static bool folder_is_empty(const std::string& dir) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) return true;
+    bool empty = true;
+    while (dirent* entry = readdir(d))
+      if (entry->d_name[0] != '.') {
+        empty = false;
+        break;
+      }
+    closedir(d);
+    return empty;
+  }
+  bool active_ = false;
+};
+
 // Finds or builds the program; the caller holds cache().mutex.
 Program& program_locked(Device& device, const std::string& label, const std::string& source,
                         const std::string& options, ProgramSource from) {
@@ -159,7 +209,10 @@ Program& program_locked(Device& device, const std::string& label, const std::str
   } else {
     if (std::getenv("DRAWBRIDGE_VERBOSE_BUILD"))
       std::fprintf(stderr, "[drawbridge] compiling OpenCL program %s %s\n", label.c_str(), options.c_str());
-    p = build_from_source(device, label, source, options);
+    {
+      BuildProgress progress(label, dir, from != ProgramSource::build);
+      p = build_from_source(device, label, source, options);
+    }
     ++c.stats.builds;
     if (!path.empty()) {
       make_dirs(dir);
