@@ -16,59 +16,55 @@ constexpr size_t kMaxSlots = 8;    // SLOTS_1 .. SLOTS_8 in cl/foreach.cl
 constexpr uint64_t kCpuItem = 2048;  // elements per work-item on CPU devices (as the pointwise launcher)
 constexpr size_t kGpuGroup = 256, kCpuGroup = 16;
 
-// Tensors per launch: as many slots as the device's kernel-argument space holds, beside the
-// scalar tensor's two arguments (a device must allow 1024 bytes; PoCL allows exactly that).
-size_t slots_for(const runtime::DeviceProperties& props, size_t lists) {
+// Tensors per launch: as many slots as the device's kernel-argument space holds beside the shared
+// arguments (a device must allow 1024 bytes; PoCL allows exactly that).
+size_t slots_for(const runtime::DeviceProperties& props, size_t lists, size_t shared_bytes) {
   const size_t per_slot = 3 * sizeof(cl_ulong) + lists * (sizeof(cl_mem) + sizeof(cl_ulong));
-  const size_t budget = std::max<size_t>(props.max_parameter_bytes, 1024) - 64;
+  const size_t budget = std::max<size_t>(props.max_parameter_bytes, 1024) - shared_bytes - 32;
   return std::clamp<size_t>(budget / per_slot, 1, kMaxSlots);
 }
 
 }  // namespace
 
-bool multi_tensor_applies(const std::vector<at::TensorList>& lists) {
-  if (lists.empty() || lists[0].empty()) return false;
+bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value_lists) {
+  if (lists.size() <= value_lists || lists[0].empty()) return false;
   const at::Tensor& first = lists[0][0];
   if (!first.device().is_privateuseone() || !c10::isFloatingType(first.scalar_type())) return false;
-  if (first.scalar_type() == c10::kDouble &&
-      !core::checked_device(first.device().index()).properties().fp64)
-    return false;  // the per-tensor loop raises the device's error
-  for (const at::TensorList& list : lists) {
+  if (first.scalar_type() == c10::kDouble && !core::checked_device(first.device().index()).properties().fp64)
+    return false;  // the per-tensor path raises the device's error
+  for (size_t j = 0; j < lists.size(); ++j) {
+    const at::TensorList& list = lists[j];
+    const bool value = j >= lists.size() - value_lists;
     if (list.size() != lists[0].size()) return false;
     for (size_t k = 0; k < list.size(); ++k) {
       const at::Tensor& t = list[k];
-      if (!t.defined() || t.device() != first.device() || t.scalar_type() != first.scalar_type() ||
-          !t.is_contiguous() || t.sizes() != lists[0][k].sizes())
+      if (!t.defined() || t.device() != first.device() || !t.is_contiguous()) return false;
+      if (value ? (t.numel() != 1 || !c10::isFloatingType(t.scalar_type()) || t.scalar_type() != list[0].scalar_type())
+                : (t.scalar_type() != first.scalar_type() || t.sizes() != lists[0][k].sizes()))
         return false;
     }
   }
   return true;
 }
 
-void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
-                    const std::vector<uint64_t>& scalar_bits, const std::optional<at::Tensor>& scalar_tensor) {
+void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::TensorList>& lists, size_t value_lists,
+                         const std::vector<uint64_t>& scalar_bits) {
   const at::Tensor& first = lists[0][0];
   const c10::DeviceIndex index = first.device().index();
   runtime::Device& device = core::checked_device(index);
   const runtime::DeviceProperties& props = device.properties();
-  const c10::ScalarType compute = compute_type(first.scalar_type());
   const bool cpu = props.cpu_class();
   const uint64_t item = cpu ? kCpuItem : 1;
-  const size_t slots = std::min(slots_for(props, lists.size()), lists[0].size());
+  size_t shared_bytes = 0;
+  for (const runtime::KernelArg& a : spec.shared) shared_bytes += a.size;
+  const size_t slots = std::min(slots_for(props, lists.size(), shared_bytes), lists[0].size());
 
-  std::string options = " -DOP=" + std::to_string(static_cast<int>(op)) + " -DNLISTS=" +
-                        std::to_string(lists.size()) + " -DNARGS=" + std::to_string(lists.size()) +
-                        " -DSLOTS=" + std::to_string(slots) + " -DITEM=" + std::to_string(item) +
-                        " -DCT=" + dtype_token(compute);
-  for (size_t k = 0; k < lists.size(); ++k) options += " -DT" + std::to_string(k) + "=" + dtype_token(first.scalar_type());
-  if (inplace) options += " -DINPLACE";
-  at::Tensor on_device;
-  if (scalar_tensor) {
-    on_device = scalar_tensor->to(first.device(), compute).contiguous();
-    options += " -DSCALAR_ON_DEVICE";
-  }
-  runtime::Kernel& kernel = get_kernel(device, "foreach.cl", options, "foreach_apply");
-  const runtime::BufferRef scalar_ref = device.memory().resolve((on_device.defined() ? on_device : first).const_data_ptr());
+  std::string options = spec.options + " -DNLISTS=" + std::to_string(lists.size()) + " -DNARGS=" +
+                        std::to_string(lists.size()) + " -DSLOTS=" + std::to_string(slots) + " -DITEM=" +
+                        std::to_string(item) + " -DCT=" + dtype_token(compute_type(first.scalar_type()));
+  for (size_t k = 0; k < lists.size(); ++k)
+    options += " -DT" + std::to_string(k) + "=" + dtype_token(lists[k][0].scalar_type());
+  runtime::Kernel& kernel = get_kernel(device, "foreach.cl", options, spec.name);
   cl_command_queue queue = core::current_queue(index);
   c10::DeviceGuard guard(first.device());
 
@@ -83,7 +79,7 @@ void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool
     if (group.empty()) return;
     const cl_ulong items = group.back().start + (group.back().numel + item - 1) / item;
     while (group.size() < slots) group.push_back({items, 0, 0, group.back().refs});
-    std::vector<runtime::KernelArg> args{{sizeof(cl_mem), &scalar_ref.mem}, {sizeof(cl_ulong), &scalar_ref.offset}};
+    std::vector<runtime::KernelArg> args = spec.shared;
     for (Slot& s : group) {
       args.push_back({sizeof(cl_ulong), &s.start});
       args.push_back({sizeof(cl_ulong), &s.numel});
@@ -108,6 +104,24 @@ void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool
     if (group.size() == slots) flush();
   }
   flush();
+}
+
+void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
+                    const std::vector<uint64_t>& scalar_bits, const std::optional<at::Tensor>& scalar_tensor) {
+  const at::Tensor& first = lists[0][0];
+  runtime::Device& device = core::checked_device(first.device().index());
+  MultiTensorKernel spec{"foreach_apply", " -DOP=" + std::to_string(static_cast<int>(op)), {}};
+  if (inplace) spec.options += " -DINPLACE";
+  at::Tensor on_device;
+  if (scalar_tensor) {
+    on_device = scalar_tensor->to(first.device(), compute_type(first.scalar_type())).contiguous();
+    spec.options += " -DSCALAR_ON_DEVICE";
+  }
+  // Without a scalar tensor the kernel never reads these: any valid buffer will do.
+  const runtime::BufferRef scalar_ref =
+      device.memory().resolve((on_device.defined() ? on_device : first).const_data_ptr());
+  spec.shared = {{sizeof(cl_mem), &scalar_ref.mem}, {sizeof(cl_ulong), &scalar_ref.offset}};
+  launch_multi_tensor(spec, lists, 0, scalar_bits);
 }
 
 }  // namespace drawbridge::kernels

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+
+#include "runtime/commands.h"
 
 namespace drawbridge::kernels {
 
@@ -26,15 +29,29 @@ enum class ForeachOp {
   zero = 10,
 };
 
-// Whether the lists can take the multi-tensor kernels: ocl tensors of one floating dtype the
-// device supports, on one device, contiguous, each list as long as the first and tensor k of
-// every list of the same shape. Anything else goes through PyTorch's per-tensor loop.
-bool multi_tensor_applies(const std::vector<at::TensorList>& lists);
+// A kernel of cl/foreach.cl: its name, its -D options beyond the launcher's, and the arguments
+// that come before the slots (shared by every tensor).
+struct MultiTensorKernel {
+  const char* name;
+  std::string options;
+  std::vector<runtime::KernelArg> shared;
+};
 
-// out[k] = op(inputs...) for every k: lists[0] is written (in place when `inplace`, when it is
-// also the first input). The scalar is one for all tensors or one per tensor (`scalar_bits`, in
-// the compute type as ops::scalar_bits gives them), or a one-element device tensor
-// (`scalar_tensor`, read by the kernel).
+// Whether the lists can take the multi-tensor kernels: ocl tensors on one device, contiguous,
+// each list as long as the first. The first lists (all but the last `value_lists`) hold one
+// floating dtype the device supports, tensor k of each with the same shape; the value lists hold
+// one-element tensors (an optimizer's steps). Anything else goes through a per-tensor path.
+bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value_lists = 0);
+
+// Runs `kernel` over tensor k of every list, for every k, in as few launches as the device's
+// argument space allows; `scalar_bits` is empty, one value, or one per tensor (each slot's).
+void launch_multi_tensor(const MultiTensorKernel& kernel, const std::vector<at::TensorList>& lists, size_t value_lists,
+                         const std::vector<uint64_t>& scalar_bits);
+
+// The _foreach_* operations: out[k] = op(inputs...) for every k. lists[0] is written (in place
+// when `inplace`, when it is also the first input). The scalar is one for all tensors or one per
+// tensor (`scalar_bits`, in the compute type as ops::scalar_bits gives them), or a one-element
+// device tensor (`scalar_tensor`, read by the kernel).
 void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
                     const std::vector<uint64_t>& scalar_bits, const std::optional<at::Tensor>& scalar_tensor = {});
 

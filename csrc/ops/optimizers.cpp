@@ -1,12 +1,11 @@
-// Fused optimizer steps (torch.optim.Adam / AdamW / SGD with fused=True) and GradScaler's two
-// ops, one kernel per parameter tensor (cl/optim.cl) instead of the dozen a foreach step
-// launches. The formulas are CUDA's fused kernels': the gradient is unscaled (and stored back)
-// when a grad_scale is given, and a set found_inf flag leaves everything unchanged.
-#include <ATen/ops/pow.h>
-#include <ATen/ops/stack.h>
+// Fused optimizer steps (torch.optim.Adam / AdamW / SGD with fused=True), multi-tensor kernels
+// of cl/foreach.cl that update up to 8 parameters and their state a launch, and GradScaler's two
+// ops (cl/optim.cl). The formulas are CUDA's fused kernels': the gradient is unscaled (and stored
+// back) when a grad_scale is given, and a set found_inf flag leaves everything unchanged.
 #include <torch/library.h>
 
 #include "core/device_state.h"
+#include "kernels/multi_tensor_launcher.h"
 #include "ops/pointwise.h"
 
 namespace drawbridge::ops {
@@ -70,22 +69,33 @@ StepInputs step_inputs(const at::Tensor& param, c10::ScalarType compute, double&
   return in;
 }
 
-// Runs `kernel` with every tensor of `operands` as an in-place output.
-void launch_update(const std::vector<at::Tensor>& operands, const char* kernel, c10::ScalarType compute,
-                   const std::string& options, const std::vector<runtime::KernelArg>& args) {
-  const at::Tensor& param = operands[0];
-  at::TensorIteratorConfig config;
-  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(false);
-  for (const at::Tensor& t : operands) {
-    TORCH_CHECK(t.device() == param.device(), kernel, ": expected all tensors on ", param.device(), ", got ",
-                t.device());
-    TORCH_CHECK(t.sizes() == param.sizes(), kernel, ": expected a tensor of shape ", param.sizes(), ", got ",
-                t.sizes());
-    config.add_output(t);
-  }
-  auto iter = config.build();
-  c10::DeviceGuard guard(param.device());
-  kernels::launch_pointwise_impl(iter, {"optim.cl", kernel, compute, options}, args);
+// Runs the multi-tensor step `kernel` over `lists` (updated in place; the last `value_lists` hold
+// one element per parameter). Tensors that are not contiguous are updated through contiguous
+// copies, written back after the launches.
+void launch_step(kernels::MultiTensorKernel kernel, const char* op, std::vector<std::vector<at::Tensor>> lists,
+                 size_t value_lists) {
+  const at::Tensor& param = lists[0][0];
+  std::vector<std::pair<at::Tensor, at::Tensor>> write_back;
+  for (auto& list : lists)
+    for (size_t k = 0; k < list.size(); ++k) {
+      TORCH_CHECK(list[k].device() == param.device(), op, ": expected all tensors on ", param.device(), ", got ",
+                  list[k].device());
+      if (!list[k].is_contiguous()) {
+        at::Tensor dense = list[k].contiguous();
+        write_back.emplace_back(list[k], dense);
+        list[k] = dense;
+      }
+    }
+  std::vector<at::TensorList> views(lists.begin(), lists.end());
+  for (size_t j = 1; j + value_lists < lists.size(); ++j)
+    for (size_t k = 0; k < lists[0].size(); ++k)
+      TORCH_CHECK(lists[j][k].sizes() == lists[0][k].sizes() && lists[j][k].scalar_type() == lists[0][k].scalar_type(),
+                  op, ": expected a tensor of shape ", lists[0][k].sizes(), " and dtype ", lists[0][k].scalar_type(),
+                  ", got ", lists[j][k].sizes(), " ", lists[j][k].scalar_type());
+  TORCH_CHECK(kernels::multi_tensor_applies(views, value_lists), op,
+              ": expected floating tensors of one dtype, and one-element steps, on one device");
+  kernels::launch_multi_tensor(kernel, views, value_lists, {});
+  for (auto& [original, dense] : write_back) original.copy_(dense);
 }
 
 void check_lists(const char* op, size_t n, std::initializer_list<size_t> sizes) {
@@ -107,22 +117,17 @@ void adam_steps(at::TensorList params, at::TensorList grads, at::TensorList exp_
   StepInputs in = step_inputs(params[0], ct, lr, lr_tensor, grad_scale, found_inf, maximize);
   if (adamw) in.options += " -DADAMW";
   if (amsgrad) in.options += " -DAMSGRAD";
-  // The bias corrections of every parameter's step, computed on the device in a few launches.
-  at::Tensor steps = at::stack(state_steps).to(params[0].device(), ct).reshape({-1});
-  at::Tensor corrections =
-      at::stack({at::pow(beta1, steps).neg_().add_(1), at::pow(beta2, steps).neg_().add_(1).sqrt_()}, 1)
-          .contiguous();
+  std::vector<std::vector<at::Tensor>> lists{params.vec(), grads.vec(), exp_avgs.vec(), exp_avg_sqs.vec()};
+  if (amsgrad) lists.push_back(max_exp_avg_sqs.vec());
+  std::vector<at::Tensor> steps;  // on the device (PyTorch keeps them there for fused steps)
+  for (const at::Tensor& step : state_steps) steps.push_back(step.to(params[0].device()));
+  lists.push_back(std::move(steps));
   const uint64_t scalars[] = {scalar_bits(lr, ct), scalar_bits(beta1, ct), scalar_bits(beta2, ct),
                               scalar_bits(weight_decay, ct), scalar_bits(eps, ct)};
-  for (size_t i = 0; i < params.size(); ++i) {
-    std::vector<at::Tensor> operands{params[i], grads[i], exp_avgs[i], exp_avg_sqs[i]};
-    if (amsgrad) operands.push_back(max_exp_avg_sqs[i]);
-    DeviceValue corrections_at = device_value(corrections, 2 * static_cast<int64_t>(i));
-    std::vector<runtime::KernelArg> args;
-    for (const DeviceValue* v : {&corrections_at, &in.lr_at, &in.grad_scale_at, &in.found_inf_at}) push(args, *v);
-    for (const uint64_t& s : scalars) args.push_back({sizeof(uint64_t), &s});
-    launch_update(operands, "adam_step", ct, in.options, args);
-  }
+  kernels::MultiTensorKernel kernel{"adam_apply", " -DADAM_STEP" + in.options, {}};
+  for (const DeviceValue* v : {&in.lr_at, &in.grad_scale_at, &in.found_inf_at}) push(kernel.shared, *v);
+  for (const uint64_t& s : scalars) kernel.shared.push_back({sizeof(uint64_t), &s});
+  launch_step(kernel, op, std::move(lists), 1);
 }
 
 template <bool AdamW>
@@ -157,16 +162,14 @@ void sgd_steps(at::TensorList params, at::TensorList grads, at::TensorList momen
   if (momentum != 0) in.options += " -DMOMENTUM";
   if (nesterov) in.options += " -DNESTEROV";
   if (is_first_step) in.options += " -DFIRST_STEP";
+  std::vector<std::vector<at::Tensor>> lists{params.vec(), grads.vec()};
+  if (momentum != 0) lists.push_back(momentum_buffers.vec());
   const uint64_t scalars[] = {scalar_bits(lr, ct), scalar_bits(weight_decay, ct), scalar_bits(momentum, ct),
                               scalar_bits(dampening, ct)};
-  for (size_t i = 0; i < params.size(); ++i) {
-    std::vector<at::Tensor> operands{params[i], grads[i]};
-    if (momentum != 0) operands.push_back(momentum_buffers[i]);
-    std::vector<runtime::KernelArg> args;
-    for (const DeviceValue* v : {&in.lr_at, &in.grad_scale_at, &in.found_inf_at}) push(args, *v);
-    for (const uint64_t& s : scalars) args.push_back({sizeof(uint64_t), &s});
-    launch_update(operands, "sgd_step", ct, in.options, args);
-  }
+  kernels::MultiTensorKernel kernel{"sgd_apply", " -DSGD_STEP" + in.options, {}};
+  for (const DeviceValue* v : {&in.lr_at, &in.grad_scale_at, &in.found_inf_at}) push(kernel.shared, *v);
+  for (const uint64_t& s : scalars) kernel.shared.push_back({sizeof(uint64_t), &s});
+  launch_step(kernel, "_fused_sgd_", std::move(lists), 0);
 }
 
 void fused_sgd(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers, double weight_decay,
@@ -207,7 +210,11 @@ void unscale_and_check(at::TensorList grads, at::Tensor& found_inf, const at::Te
     std::vector<runtime::KernelArg> args;
     push(args, inv_at);
     push(args, found_at);
-    launch_update({grad}, "unscale_check", ct, "", args);
+    at::TensorIteratorConfig config;
+    config.resize_outputs(false).set_check_mem_overlap(false).add_output(grad);
+    auto iter = config.build();
+    c10::DeviceGuard guard(grad.device());
+    kernels::launch_pointwise_impl(iter, {"optim.cl", "unscale_check", ct}, args);
   }
 }
 

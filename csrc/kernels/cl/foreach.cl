@@ -1,17 +1,15 @@
 // Multi-tensor kernels: one launch updates up to SLOTS tensors of each of NLISTS tensor lists (the
-// _foreach_* ops and the optimizer steps built on them), where a kernel per tensor would cost a
-// launch per parameter. OpenCL cannot pass an array of buffers, so every slot's buffers are
-// arguments of their own (kernels/multi_tensor_launcher.h chooses SLOTS from the device's argument
-// space). Work-items are numbered across the slots: slot s owns items [start_s, start_s + its
-// items), an item being ITEM consecutive elements (one on GPUs; a run the compiler vectorizes on
-// CPU devices). All tensors are contiguous; list k holds dtype Tk, computed in CT.
+// _foreach_* ops and the fused optimizer steps), where a kernel per tensor would cost a launch per
+// parameter. OpenCL cannot pass an array of buffers, so every slot's buffers are arguments of
+// their own (kernels/multi_tensor_launcher.h chooses SLOTS from the device's argument space).
+// Work-items are numbered across the slots: slot s owns items [start_s, start_s + its items), an
+// item being ITEM consecutive elements (one on GPUs; a run the compiler vectorizes on CPU
+// devices). All tensors are contiguous; list k holds dtype Tk, computed in CT.
 //
-// Options: OP (the operation, below), NLISTS, SLOTS, ITEM, INPLACE (list 0 is also the first
-// input; otherwise list 0 is the output and list 1 the first input), SCALAR_ON_DEVICE (the
-// scalar is a one-element device tensor instead of each slot's value).
+// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), ADAM_STEP or SGD_STEP
+// (the optimizer kernels), each with its own options listed there.
 
-// Token pasting for the slot and list macros below: CAT itself cannot be used inside a macro that
-// CAT expanded.
+// Token pasting for the slot and list macros: CAT cannot be used inside a macro CAT expanded.
 #define JOIN_SLOTS_(a, b) a##b
 #define JOIN_SLOTS(a, b) JOIN_SLOTS_(a, b)
 #define JOIN_LISTS_(a, b) a##b
@@ -24,6 +22,8 @@
 #define LIST_ARGS_2(s) LIST_ARGS_1(s) LIST_ARG(1, s)
 #define LIST_ARGS_3(s) LIST_ARGS_2(s) LIST_ARG(2, s)
 #define LIST_ARGS_4(s) LIST_ARGS_3(s) LIST_ARG(3, s)
+#define LIST_ARGS_5(s) LIST_ARGS_4(s) LIST_ARG(4, s)
+#define LIST_ARGS_6(s) LIST_ARGS_5(s) LIST_ARG(5, s)
 #define SLOT_ARGS(s) , ulong start##s, ulong numel##s, ulong scalar##s JOIN_LISTS(LIST_ARGS_, NLISTS)(s)
 #define SLOTS_1 SLOT_ARGS(0)
 #define SLOTS_2 SLOTS_1 SLOT_ARGS(1)
@@ -33,19 +33,23 @@
 #define SLOTS_6 SLOTS_5 SLOT_ARGS(5)
 #define SLOTS_7 SLOTS_6 SLOT_ARGS(6)
 #define SLOTS_8 SLOTS_7 SLOT_ARGS(7)
+#define SLOT_PARAMETERS JOIN_SLOTS(SLOTS_, SLOTS)
 
-// The slot of this work-item: the last whose start is at or before it.
+// The slot of this work-item, the last whose start is at or before it: its list pointers p0..,
+// element count n and scalar bits; then the elements [begin, end) this work-item updates.
 #define TAKE_LIST(k, s) p##k = b##k##_##s + o##k##_##s;
 #define TAKE_LISTS_1(s) TAKE_LIST(0, s)
 #define TAKE_LISTS_2(s) TAKE_LISTS_1(s) TAKE_LIST(1, s)
 #define TAKE_LISTS_3(s) TAKE_LISTS_2(s) TAKE_LIST(2, s)
 #define TAKE_LISTS_4(s) TAKE_LISTS_3(s) TAKE_LIST(3, s)
-#define TAKE(s)                        \
-  if (item >= start##s) {              \
-    first = start##s;                  \
-    n = numel##s;                      \
-    scalar_bits = scalar##s;           \
-    JOIN_LISTS(TAKE_LISTS_, NLISTS)(s) \
+#define TAKE_LISTS_5(s) TAKE_LISTS_4(s) TAKE_LIST(4, s)
+#define TAKE_LISTS_6(s) TAKE_LISTS_5(s) TAKE_LIST(5, s)
+#define TAKE(s)                          \
+  if (item >= start##s) {                \
+    first = start##s;                    \
+    n = numel##s;                        \
+    scalar_bits = scalar##s;             \
+    JOIN_LISTS(TAKE_LISTS_, NLISTS)(s)   \
   }
 #define TAKES_1 TAKE(0)
 #define TAKES_2 TAKES_1 TAKE(1)
@@ -55,10 +59,25 @@
 #define TAKES_6 TAKES_5 TAKE(5)
 #define TAKES_7 TAKES_6 TAKE(6)
 #define TAKES_8 TAKES_7 TAKE(7)
+#define SLOT_BEGIN                                                        \
+  const ulong item = get_global_id(0);                                    \
+  ulong first = 0, n = 0, scalar_bits = 0;                                \
+  __global char *p0 = 0, *p1 = 0, *p2 = 0, *p3 = 0, *p4 = 0, *p5 = 0;     \
+  JOIN_SLOTS(TAKES_, SLOTS)                                               \
+  const ulong begin = (item - first) * ITEM, end = min(begin + ITEM, n);
 
-// Element i of list k, and the inputs A, B, C: lists 0, 1, 2 in place, else 1, 2, 3.
+// Element i of list k, read in the compute type and stored from it.
 #define ELEMENT(k, i) (p##k + (i) * sizeof(ST(T##k)))
 #define VALUE(k) TO(CT, LOAD(T##k, ELEMENT(k, i)))
+#define SET(k, v) STORE(T##k, ELEMENT(k, i), TO(T##k, (v)))
+// A one-element device tensor passed by buffer and byte offset.
+#define DEVICE_VALUE(name) __global const char *name##_base, ulong name##_offset
+#define READ_DEVICE(name) (*(__global const ct*)(name##_base + name##_offset))
+
+#if CT_IS_FLOAT
+#ifdef OP
+// foreach_apply: list 0 = RESULT of the inputs A, B, C (lists 0, 1, 2 with INPLACE, else 1, 2, 3)
+// and the scalar s (each slot's, or with SCALAR_ON_DEVICE a one-element device tensor's).
 #ifdef INPLACE
 #define A VALUE(0)
 #define B VALUE(1)
@@ -68,7 +87,6 @@
 #define B VALUE(2)
 #define C VALUE(3)
 #endif
-
 // The operations: OP codes of kernels/multi_tensor_launcher.h's ForeachOp.
 #if OP == 0
 #define RESULT (A + s)
@@ -94,18 +112,117 @@
 #define RESULT ((ct)0)
 #endif
 
-#if CT_IS_FLOAT
-__kernel void foreach_apply(__global const char* scalar_base, ulong scalar_offset JOIN_SLOTS(SLOTS_, SLOTS)) {
-  const ulong item = get_global_id(0);
-  ulong first = 0, n = 0, scalar_bits = 0;
-  __global char *p0 = 0, *p1 = 0, *p2 = 0, *p3 = 0;
-  JOIN_SLOTS(TAKES_, SLOTS)
+__kernel void foreach_apply(DEVICE_VALUE(scalar) SLOT_PARAMETERS) {
+  SLOT_BEGIN
 #ifdef SCALAR_ON_DEVICE
-  const ct s = *(__global const ct*)(scalar_base + scalar_offset);
+  const ct s = READ_DEVICE(scalar);
 #else
   const ct s = bits_to_ct(scalar_bits);
 #endif
-  const ulong begin = (item - first) * ITEM, end = min(begin + ITEM, n);
-  for (ulong i = begin; i < end; ++i) STORE(T0, ELEMENT(0, i), TO(T0, RESULT));
+  for (ulong i = begin; i < end; ++i) SET(0, RESULT);
 }
+#endif
+
+// ---- fused optimizer steps (fused=True) ---------------------------------------------------------
+// The formulas are CUDA's fused kernels': the gradient is unscaled (and stored back) when a
+// grad_scale is given (GRAD_SCALE), a set found_inf flag (FOUND_INF) leaves everything unchanged,
+// a tensor learning rate (LR_TENSOR) and both flags are read on the device, so a step never waits
+// for the host. MAXIMIZE negates the gradient.
+#ifdef GRAD_SCALE
+#define UNSCALED_GRAD(g)          \
+  g = g / READ_DEVICE(grad_scale); \
+  SET(1, g);
+#else
+#define UNSCALED_GRAD(g)
+#endif
+#ifdef MAXIMIZE
+#define DIRECTED(g) (-(g))
+#else
+#define DIRECTED(g) (g)
+#endif
+#ifdef FOUND_INF
+#define RETURN_IF_FOUND_INF \
+  if (READ_DEVICE(found_inf) != 0) return;
+#else
+#define RETURN_IF_FOUND_INF
+#endif
+#ifdef LR_TENSOR
+#define LEARNING_RATE READ_DEVICE(lr_tensor)
+#else
+#define LEARNING_RATE bits_to_ct(lr_bits)
+#endif
+#define STEP_ARGUMENTS DEVICE_VALUE(lr_tensor), DEVICE_VALUE(grad_scale), DEVICE_VALUE(found_inf), ulong lr_bits
+
+#ifdef ADAM_STEP
+// Adam / AdamW (ADAMW; AMSGRAD): lists param, grad, exp_avg, exp_avg_sq[, max_exp_avg_sq], updated
+// in place, then each parameter's step count (one element), from which the bias corrections come.
+#ifdef AMSGRAD
+#define STEP_LIST 5
+#else
+#define STEP_LIST 4
+#endif
+__kernel void adam_apply(STEP_ARGUMENTS, ulong beta1_bits, ulong beta2_bits, ulong weight_decay_bits,
+                         ulong eps_bits SLOT_PARAMETERS) {
+  SLOT_BEGIN
+  RETURN_IF_FOUND_INF
+  const ct lr = LEARNING_RATE, beta1 = bits_to_ct(beta1_bits), beta2 = bits_to_ct(beta2_bits);
+  const ct weight_decay = bits_to_ct(weight_decay_bits), eps = bits_to_ct(eps_bits);
+  const ct step = TO(CT, LOAD(JOIN_LISTS(T, STEP_LIST), JOIN_LISTS(p, STEP_LIST)));
+  const ct step_size = lr / ((ct)1 - pow(beta1, step));
+  const ct correction2 = sqrt((ct)1 - pow(beta2, step));
+  for (ulong i = begin; i < end; ++i) {
+    ct param = VALUE(0), grad = VALUE(1), exp_avg = VALUE(2), exp_avg_sq = VALUE(3);
+    UNSCALED_GRAD(grad)
+    grad = DIRECTED(grad);
+    // Selected, not added, when there is no decay: an infinite parameter must not turn into NaN.
+#ifdef ADAMW
+    param = weight_decay != 0 ? param - lr * weight_decay * param : param;
+#else
+    grad = weight_decay != 0 ? grad + weight_decay * param : grad;
+#endif
+    exp_avg = beta1 * exp_avg + ((ct)1 - beta1) * grad;
+    exp_avg_sq = beta2 * exp_avg_sq + ((ct)1 - beta2) * grad * grad;
+    SET(2, exp_avg);
+    SET(3, exp_avg_sq);
+    ct second = exp_avg_sq;
+#ifdef AMSGRAD
+    const ct max_sq = VALUE(4);
+    second = max_sq > exp_avg_sq ? max_sq : exp_avg_sq;
+    SET(4, second);
+#endif
+    SET(0, param - step_size * exp_avg / (sqrt(second) / correction2 + eps));
+  }
+}
+#endif
+
+#ifdef SGD_STEP
+// SGD (MOMENTUM, NESTEROV, FIRST_STEP): lists param, grad[, momentum_buffer], updated in place.
+__kernel void sgd_apply(STEP_ARGUMENTS, ulong weight_decay_bits, ulong momentum_bits,
+                        ulong dampening_bits SLOT_PARAMETERS) {
+  SLOT_BEGIN
+  RETURN_IF_FOUND_INF
+  const ct lr = LEARNING_RATE, weight_decay = bits_to_ct(weight_decay_bits);
+  const ct momentum = bits_to_ct(momentum_bits), dampening = bits_to_ct(dampening_bits);
+  for (ulong i = begin; i < end; ++i) {
+    ct param = VALUE(0), grad = VALUE(1);
+    UNSCALED_GRAD(grad)
+    grad = DIRECTED(grad);
+    grad = weight_decay != 0 ? grad + weight_decay * param : grad;
+#ifdef MOMENTUM
+#ifdef FIRST_STEP
+    const ct buf = grad;
+#else
+    const ct buf = momentum * VALUE(2) + ((ct)1 - dampening) * grad;
+#endif
+    SET(2, buf);
+#ifdef NESTEROV
+    grad = grad + momentum * buf;
+#else
+    grad = buf;
+#endif
+#endif
+    SET(0, param - lr * grad);
+  }
+}
+#endif
 #endif
