@@ -211,7 +211,7 @@ void unscale_and_check(at::TensorList grads, at::Tensor& found_inf, const at::Te
     push(args, inv_at);
     push(args, found_at);
     at::TensorIteratorConfig config;
-    config.resize_outputs(false).set_check_mem_overlap(false).add_output(grad);
+    config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(false).add_output(grad);
     auto iter = config.build();
     c10::DeviceGuard guard(grad.device());
     kernels::launch_pointwise_impl(iter, {"optim.cl", "unscale_check", ct}, args);
