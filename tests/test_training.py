@@ -35,9 +35,11 @@ def train(device, make_model, make_optimizer, batch, loss_of, steps=20, autocast
     return losses
 
 
-def assert_same_and_falling(ocl, cpu, rtol=1e-3, fall=0.8):
+def assert_same_and_falling(ocl, cpu, rtol=1e-3, fall=0.8, atol=1e-6):
+    # atol: a loss trained near 0 (the CNN's reaches 2e-5) is a difference of nearly equal log
+    # terms, whose rounding depends on the summation order of each device's softmax.
     for step, (a, b) in enumerate(zip(ocl, cpu, strict=True)):
-        assert abs(a - b) <= rtol * abs(b), f"step {step}: ocl {a} vs cpu {b}"
+        assert abs(a - b) <= rtol * abs(b) + atol, f"step {step}: ocl {a} vs cpu {b}"
     assert ocl[-1] < fall * ocl[0], f"the loss did not fall: {ocl[0]} -> {ocl[-1]}"
 
 
