@@ -106,6 +106,14 @@ def test_lists_the_kernels_cannot_take_go_through_the_per_tensor_ops():
             torch.testing.assert_close(g.cpu(), e)
 
 
+def test_a_tensor_twice_in_an_in_place_list_is_updated_twice():
+    x = torch.ones(5000)
+    on_device = x.to("ocl")
+    torch._foreach_add_([x, x], 1.0)
+    torch._foreach_add_([on_device, on_device], 1.0)
+    assert torch.equal(on_device.cpu(), x) and x[0] == 3
+
+
 def test_errors_are_the_per_tensor_ops_errors():
     a, b = (ocl(ts) for ts in lists(2))
     with pytest.raises(RuntimeError, match="same number of tensors|Tensor lists must have the same"):

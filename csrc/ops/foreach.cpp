@@ -15,6 +15,8 @@
 #include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
+#include <unordered_set>
+
 #include "kernels/multi_tensor_launcher.h"
 #include "ops/pointwise.h"
 
@@ -31,10 +33,15 @@ bool fast(const Lists& lists, bool inplace, std::initializer_list<c10::Scalar> s
   for (const c10::Scalar& s : scalars)
     if (s.isComplex()) return false;
   if (!kernels::multi_tensor_applies(lists)) return false;
-  if (inplace)
-    for (size_t j = 1; j < lists.size(); ++j)
-      for (size_t k = 0; k < lists[0].size(); ++k)
-        if (at::get_overlap_status(lists[0][k], lists[j][k]) == at::MemOverlapStatus::Partial) return false;
+  if (!inplace) return true;
+  // A tensor written twice (the same tensor twice in the list) is updated twice in turn by the
+  // per-tensor loop; the multi-tensor kernel would race.
+  std::unordered_set<const void*> written;
+  for (const at::Tensor& t : lists[0])
+    if (t.numel() > 0 && !written.insert(t.const_data_ptr()).second) return false;
+  for (size_t j = 1; j < lists.size(); ++j)
+    for (size_t k = 0; k < lists[0].size(); ++k)
+      if (at::get_overlap_status(lists[0][k], lists[j][k]) == at::MemOverlapStatus::Partial) return false;
   return true;
 }
 
