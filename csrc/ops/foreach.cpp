@@ -126,9 +126,8 @@ LIST_VARIANTS(div, ForeachOp::div_list)
 
 // A 0-d tensor factor (clip_grad_norm_'s coefficient): read on the device, or from the CPU once.
 bool fast_tensor(at::TensorList self, const at::Tensor& other, bool inplace) {
-  return other.dim() == 0 && !other.is_complex() && !other.requires_grad() &&
-         (other.is_cpu() || other.device() == (self.empty() ? other.device() : self[0].device())) &&
-         fast({self}, inplace);
+  return fast({self}, inplace) && other.dim() == 0 && !other.is_complex() && !other.requires_grad() &&
+         (other.is_cpu() || other.device() == self[0].device());
 }
 std::optional<at::Tensor> on_device(const at::Tensor& other) {
   return other.is_cpu() ? std::nullopt : std::optional<at::Tensor>(other);

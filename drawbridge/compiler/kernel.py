@@ -30,11 +30,11 @@ from torch.utils._sympy.value_ranges import ValueRanges
 
 from .overrides import OpenCLOverrides
 from .prelude import MAX_GROUP
+from .printer import opencl_expr
+from .types import compute_dtype, compute_type, literal, storage_type
 
 # Elements per lane in each block of a reduction loop with a Welford mean/variance (see _welford).
 WELFORD_BLOCK = 256
-from .printer import opencl_expr
-from .types import compute_dtype, compute_type, literal, storage_type
 
 
 class OpenCLCSE(CSE):
