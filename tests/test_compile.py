@@ -91,11 +91,12 @@ CASES = {
                         lambda: [torch.randint(0, 3, (17, 1000)).float().index_put_((torch.tensor([3]),
                                  torch.tensor([5])), torch.tensor(float("nan")))]),
     "var_mean": (lambda x: torch.var_mean(x, -1), lambda: [torch.randn(9, 777)]),
-    # Far from 0, with the first element an outlier (the shift of the blocked sums), rows shorter
-    # than a work-group and longer than one block of every lane.
+    # Far from 0, with the first element an outlier (the shift of the blocked Welford sums): rows
+    # of several blocks per lane (enough rows that Inductor does not split them into a combine),
+    # and rows shorter than a work-group.
     "var_mean_offset": (lambda x, y: (*torch.var_mean(x, -1), torch.var(y, -1)),
-                        lambda: [(torch.randn(3, 70000) + 1000).index_fill_(1, torch.tensor([0]), 1010.0),
-                                 torch.randn(5, 3) * 3 - 500]),
+                        lambda: [(torch.randn(64, 3000) + 1000).index_fill_(1, torch.tensor([0]), 1010.0),
+                                 torch.randn(64, 40) * 3 - 500]),
     "amax_amin_prod": (lambda x: (x.amax(1), x.amin(1), x[:, :20].prod(1)), lambda: [torch.randn(5, 3000)]),
     "sum_all_long_row": (lambda x: x.sum(), lambda: [torch.randn(1000, 100)]),
     "mean_of_many": (lambda x: x.mean(0), lambda: [torch.randn(5000, 3)]),

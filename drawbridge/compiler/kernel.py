@@ -294,14 +294,17 @@ class OpenCLKernel(SIMDKernel):
             # Welford's update divides once per element, a serial chain no compiler vectorizes.
             # Instead each block of the loop sums v - mean and its square, with the mean of the
             # blocks before it as the shift (so the sums do not cancel), and merges the block's
-            # statistics into the running ones once. The first block is one element per lane, which
-            # makes the shift an element of the row from the second block on.
+            # statistics into the running ones once. Blocks grow from one element per lane (see
+            # codegen_body); that first block, summed unshifted, adds nothing to m2 (it is exactly 0
+            # for one element, and s2 - s1 * d would leave the rounding of v * v under a fused
+            # multiply-add, about 0.03 per lane for values near 1000).
             s1, s2 = self._declare(self.body, f, None), self._declare(self.body, f, None)
             self.block_start.writeline(f"{s1} = 0.0f; {s2} = 0.0f;")
             self.compute.writeline(f"{{ float d = (float)({value}) - {mean}; {s1} += d; {s2} += d * d; }}")
             self.block_end.writeline(
                 f"if (block_count > 0.0f) {{ float w = {weight} + block_count; float d = {s1} / block_count; "
-                f"{m2} += {s2} - {s1} * d + {s1} * d * {weight} / w; {mean} += {s1} / w; {weight} = w; }}")
+                f"if ({weight} > 0.0f) {m2} += {s2} - {s1} * d + {s1} * d * {weight} / w; "
+                f"{mean} += {s1} / w; {weight} = w; }}")
 
         def merge(a, b):
             return self._welford_merge(*a, *b).splitlines()
@@ -357,12 +360,14 @@ class OpenCLKernel(SIMDKernel):
             blocked = bool(self.block_start)
             loop = self.body
             if blocked:
-                # Blocks of the loop for Welford's sums: the first one element per lane, then
-                # WELFORD_BLOCK per lane.
+                # Blocks of the loop for Welford's sums: one element per lane, then twice as many
+                # each time up to WELFORD_BLOCK per lane, so that each block's shift is the mean of
+                # at least as many elements as the block holds (an outlier as a lane's first
+                # element would make a long next block cancel).
                 start, end, step = f"{tree.prefix}block", f"{tree.prefix}block_end", f"{tree.prefix}block_step"
                 numel = f"{tree.prefix}numel"
                 loop.writeline(f"for (long {start} = 0, {step} = RBLOCK; {start} < {numel}; "
-                               f"{start} += {step}, {step} = {WELFORD_BLOCK} * RBLOCK) {{")
+                               f"{start} += {step}, {step} = min(2 * {step}, {WELFORD_BLOCK}L * RBLOCK)) {{")
                 loop.do_indent()
                 loop.writeline(f"const long {end} = min({start} + {step}, {numel});")
                 loop.writeline(f"const float block_count = (float)max(0L, ({end} - {start} - rlane + RBLOCK - 1) / RBLOCK);")
