@@ -1,5 +1,6 @@
 #include "kernels/blas.h"
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -88,15 +89,25 @@ bool out_of_memory(CLBlastStatusCode status) {
          status == CLBlastTempBufferAllocFailure;
 }
 
+std::atomic<int> injected_failures{0};
+
+CLBlastStatusCode gemm_or_injected_failure(cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
+                                           double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta,
+                                           const BlasMatrix& c, size_t batch) {
+  for (int left = injected_failures.load(); left > 0;)
+    if (injected_failures.compare_exchange_weak(left, left - 1)) return CLBlastTempBufferAllocFailure;
+  return clblast_gemm(q, type, m, n, k, alpha, a, b, beta, c, batch);
+}
+
 // CLBlast allocates its padding buffers itself: when they do not fit, free our cached blocks
 // and try once more, as a tensor allocation does.
 void checked_gemm(cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k, double alpha,
                   const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch) {
   runtime::note_launch();  // one GEMM, however many kernels CLBlast splits it into
-  CLBlastStatusCode status = clblast_gemm(q, type, m, n, k, alpha, a, b, beta, c, batch);
+  CLBlastStatusCode status = gemm_or_injected_failure(q, type, m, n, k, alpha, a, b, beta, c, batch);
   if (out_of_memory(status)) {
     core::device_allocator().emptyCache();
-    status = clblast_gemm(q, type, m, n, k, alpha, a, b, beta, c, batch);
+    status = gemm_or_injected_failure(q, type, m, n, k, alpha, a, b, beta, c, batch);
   }
   TORCH_CHECK_WITH(OutOfMemoryError, !out_of_memory(status), "ocl out of memory in CLBlast GEMM (status ", status,
                    ", m=", m, " n=", n, " k=", k, " batch=", batch, ")");
@@ -122,6 +133,8 @@ Placement placement(const BlasMatrix& x, size_t stored_rows, size_t stored_cols,
 }
 
 }  // namespace
+
+void fail_next_gemm_calls_for_testing(int count) { injected_failures.store(count); }
 
 bool blas_supports(c10::ScalarType type) { return type == c10::kFloat || type == c10::kDouble; }
 

@@ -24,4 +24,9 @@ bool blas_supports(c10::ScalarType type);  // float32, and float64 where the dev
 void gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
           double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch);
 
+// Makes the next `count` CLBlast calls report that their temporary buffers did not fit, as a
+// device that is out of memory would: the tests' way to reach the retry and the error of gemm(),
+// since PoCL never refuses CLBlast's own allocations.
+void fail_next_gemm_calls_for_testing(int count);
+
 }  // namespace drawbridge::kernels
