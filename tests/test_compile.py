@@ -279,7 +279,7 @@ SECOND_PROCESS = textwrap.dedent("""
 
 
 def test_a_second_process_builds_nothing_and_hits_the_fx_graph_cache(tmp_path):
-    env = dict(os.environ, DRAWBRIDGE_CACHE_DIR=str(tmp_path / "kernels"),
+    env = dict(os.environ, DRAWBRIDGE_CACHE_DIR=str(tmp_path / "kernels"), DRAWBRIDGE_CACHE_BINARIES="1",
                TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), DRAWBRIDGE_COMPILE_SOURCE_DIR=str(tmp_path / "src"))
     runs = []
     for _ in range(2):

@@ -15,7 +15,9 @@ print(json.dumps(drawbridge._C._program_cache_stats()))
 def test_second_process_loads_from_disk(run_py, tmp_path):
     import json
 
-    env = {"DRAWBRIDGE_CACHE_DIR": str(tmp_path)}
+    # Binaries are kept for every device with DRAWBRIDGE_CACHE_BINARIES=1 (PoCL's default leaves
+    # them to its own cache): the path GPU drivers take.
+    env = {"DRAWBRIDGE_CACHE_DIR": str(tmp_path), "DRAWBRIDGE_CACHE_BINARIES": "1"}
     first = run_py(PROGRAM_USER, env=env)
     assert first.returncode == 0, first.stderr
     stats1 = json.loads(first.stdout)
@@ -26,6 +28,26 @@ def test_second_process_loads_from_disk(run_py, tmp_path):
     stats2 = json.loads(second.stdout)
     assert stats2["builds"] == 0
     assert stats2["disk_hits"] == stats1["builds"]
+
+
+def test_binaries_are_left_to_a_driver_that_caches_its_builds(run_py, tmp_path):
+    """On PoCL (its kernel cache on), nothing is written to the kernel cache: asking PoCL for a
+    program's binary compiles every kernel of the program; DRAWBRIDGE_CACHE_BINARIES=0 turns the
+    binaries off for any device."""
+    import json
+
+    pocl = "Portable Computing Language" in torch.ocl.get_device_properties(0).platform_name
+    cases = [({"DRAWBRIDGE_CACHE_BINARIES": "0"}, False)]
+    if pocl:
+        cases += [({}, False), ({"POCL_KERNEL_CACHE": "0"}, True)]
+    for i, (extra, kept) in enumerate(cases):
+        folder = tmp_path / str(i)
+        out = run_py(PROGRAM_USER + "print(drawbridge._C._program_binaries_cached(0))",
+                     env={"DRAWBRIDGE_CACHE_DIR": str(folder), **extra})
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout.splitlines()[0])["builds"] >= 1
+        assert out.stdout.splitlines()[1] == str(kept), extra
+        assert bool(list(folder.glob("*.clbin"))) == kept, extra
 
 
 def test_build_failure_includes_build_log():
@@ -46,7 +68,7 @@ def _stderr_of_a_cold_run(cache_dir, terminal):
     import subprocess
     import sys
 
-    env = dict(os.environ, DRAWBRIDGE_CACHE_DIR=str(cache_dir))
+    env = dict(os.environ, DRAWBRIDGE_CACHE_DIR=str(cache_dir), DRAWBRIDGE_CACHE_BINARIES="1")
     env.pop("DRAWBRIDGE_VERBOSE_BUILD", None)
     if not terminal:
         out = subprocess.run([sys.executable, "-c", FIRST_OPS], capture_output=True, text=True, env=env, cwd="/")

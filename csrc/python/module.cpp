@@ -14,6 +14,7 @@
 #include "core/fallback_report.h"
 #include "core/generator.h"
 #include "core/host_allocator.h"
+#include "kernels/blas.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
 #include "runtime/device_list.h"
@@ -240,7 +241,11 @@ PYBIND11_MODULE(_C, m) {
   bind_compiler(m);
   bind_custom_kernels(m);
   m.def("_launch_count", &runtime::launch_count);
+  m.def("_fail_next_gemm_calls_for_testing", &kernels::fail_next_gemm_calls_for_testing);
   m.def("_program_cache_dir", &runtime::program_cache_dir);
+  m.def("_program_binaries_cached", [](int index) {
+    return runtime::program_binaries_cached(core::checked_device(static_cast<c10::DeviceIndex>(index)));
+  });
   m.def("_build_program", [](int index, const std::string& source, const std::string& options) {
     runtime::get_program(core::checked_device(static_cast<c10::DeviceIndex>(index)), "user program", source, options);
   });

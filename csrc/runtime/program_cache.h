@@ -1,5 +1,6 @@
 // Builds OpenCL programs once per (device, driver, source, options) and keeps the binaries on
-// disk in DRAWBRIDGE_CACHE_DIR, so a second process loads instead of compiling.
+// disk in DRAWBRIDGE_CACHE_DIR, so a second process loads instead of compiling (except where the
+// driver caches its own builds: program_binaries_cached).
 #pragma once
 
 #include <cstdint>
@@ -40,5 +41,9 @@ Kernel& get_kernel(Device& device, const std::string& label, const std::string& 
 
 ProgramCacheStats program_cache_stats();
 std::string program_cache_dir();  // empty when the disk cache is off
+// Whether programs built for `device` are kept in program_cache_dir(): not where the driver keeps
+// its own cache and handing out a binary costs more than it saves (PoCL), unless
+// DRAWBRIDGE_CACHE_BINARIES=1; never with DRAWBRIDGE_CACHE_BINARIES=0.
+bool program_binaries_cached(const Device& device);
 
 }  // namespace drawbridge::runtime

@@ -72,6 +72,8 @@ def collect() -> dict:
         if entry["ocl_index"] is not None:
             device["properties"] = _C._device_properties(entry["ocl_index"])
             device["smoke_test"] = _smoke_test(entry["ocl_index"]) or "passed"
+            # PoCL keeps its own cache of builds; our cache then holds no binaries for it.
+            device["binaries_cached"] = _C._program_binaries_cached(entry["ocl_index"])
         devices.append(device)
     icd_files = sorted(os.listdir(ICD_FOLDER)) if os.path.isdir(ICD_FOLDER) else []
     report = {
@@ -139,6 +141,8 @@ def print_report(report: dict) -> None:
             print(f"      fp16 {'yes' if p['supports_fp16'] else 'no'}, fp64 {'yes' if p['supports_fp64'] else 'no'}, "
                   f"{p['opencl_version']}, driver {p['driver_version']}, kernel paths for {p['device_class']} "
                   f"devices; smoke test {d['smoke_test']}")
+            print("      programs cached " + ("in the kernel cache" if d["binaries_cached"] else
+                                              "by the driver (DRAWBRIDGE_CACHE_BINARIES, docs/env.md)"))
     cache = report["cache"]
     if cache["path"]:
         print(f"kernel cache: {cache['path']} ({cache['files']} programs, {human_bytes(cache['bytes'])}"
