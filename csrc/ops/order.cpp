@@ -342,7 +342,9 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   }
   at::Tensor out = at::zeros({bins}, self.options().dtype(dtype));
   if (self.numel() > 0)
-    out.index_add_(0, self, weighted ? weights->to(dtype) : at::ones({self.numel()}, out.options()));
+    // index_add takes int32/int64 indices; the CPU's bincount counts any integral input.
+    out.index_add_(0, self.scalar_type() == c10::kInt ? self : self.to(c10::kLong),
+                   weighted ? weights->to(dtype) : at::ones({self.numel()}, out.options()));
   return out;
 }
 

@@ -1,4 +1,7 @@
 // Ranges: arange and linspace (cl/range.cl).
+#include <cmath>
+#include <utility>
+
 #include <ATen/native/RangeUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -28,18 +31,37 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
   return out;
 }
 
+// As the CPU takes them: converted to `type` first (an int64 linspace from 4.3 starts at 4 and
+// steps from there; an endpoint out of the type's range raises).
+std::pair<c10::Scalar, c10::Scalar> endpoints_as(c10::ScalarType type, const c10::Scalar& start,
+                                                 const c10::Scalar& end) {
+  std::pair<c10::Scalar, c10::Scalar> converted;
+  AT_DISPATCH_V2(type, "linspace_ocl", AT_WRAP([&] {
+    converted = {c10::Scalar(start.to<scalar_t>()), c10::Scalar(end.to<scalar_t>())};
+  }), AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16);
+  return converted;
+}
+
+// linspace with endpoints already converted to the type the steps are counted in.
+void linspace_from(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
+  auto iter = at::TensorIterator::borrowing_nullary_op(out);
+  // As the CPU: floating outputs step in their own (compute) type, integer outputs in double.
+  const bool floating = c10::isFloatingType(out.scalar_type());
+  c10::ScalarType ct = floating ? kernels::compute_type(out.scalar_type()) : double_or_float(out);
+  double step = (end.toDouble() - start.toDouble()) / static_cast<double>(steps - 1);
+  if (ct == c10::kFloat)  // the step itself computed in float, as the CPU computes it
+    step = (static_cast<float>(end.toDouble()) - static_cast<float>(start.toDouble())) / static_cast<float>(steps - 1);
+  run_pointwise(iter, "range.cl", "linspace", ct, scalar_bits(start, ct), scalar_bits(end, ct), scalar_bits(step, ct));
+}
+
 at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   if (out.numel() != steps) at::native::resize_output(out, {steps});
   if (steps == 0) return out;
   c10::DeviceGuard guard(out.device());
   if (steps == 1) return out.fill_(start);
-  auto iter = at::TensorIterator::borrowing_nullary_op(out);
-  // As the CPU: floating outputs step in their own (compute) type, integer outputs in double.
-  c10::ScalarType ct = c10::isFloatingType(out.scalar_type()) ? kernels::compute_type(out.scalar_type())
-                                                             : double_or_float(out);
-  double step = (end.toDouble() - start.toDouble()) / static_cast<double>(steps - 1);
-  run_pointwise(iter, "range.cl", "linspace", ct, scalar_bits(start, ct), scalar_bits(end, ct), scalar_bits(step, ct));
+  auto [first, last] = endpoints_as(out.scalar_type(), start, end);
+  linspace_from(first, last, steps, out);
   return out;
 }
 
@@ -59,9 +81,15 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
-  c10::ScalarType exponent_type = c10::isFloatingType(out.scalar_type()) ? out.scalar_type() : double_or_float(out);
+  // float16/bfloat16 exponents in float: rounded to the output type, one exponent ulp moved a
+  // result near 500 by 3 of its ulps (the CPU rounds them too, and lands farther from float64).
+  c10::ScalarType exponent_type =
+      c10::isFloatingType(out.scalar_type()) ? kernels::compute_type(out.scalar_type()) : double_or_float(out);
   at::Tensor exponents = at::empty({steps}, out.options().dtype(exponent_type));
-  linspace_out(start, end, steps, exponents);
+  c10::DeviceGuard guard(out.device());
+  if (steps == 1) return out.fill_(std::pow(base, start.toDouble()));  // as the CPU: start as given
+  auto [first, last] = endpoints_as(out.scalar_type(), start, end);  // integer outputs: integer endpoints
+  linspace_from(first, last, steps, exponents);
   return out.copy_(at::pow(base, exponents));
 }
 
