@@ -29,6 +29,7 @@ from . import ocl as _ocl  # noqa: E402
 from . import _module_ties  # noqa: E402
 from . import _autograd_exit  # noqa: E402
 from .custom_kernel import get_include, kernel  # noqa: E402,F401
+from .compare import compare  # noqa: E402,F401
 
 torch._register_device_module("ocl", _ocl)
 torch.utils.generate_methods_for_privateuse1_backend(
