@@ -91,6 +91,61 @@ def test_a_step_is_a_few_launches():
     assert 1 <= launches <= (nonempty + 3) // 4, launches  # at least 4 tensors per launch on any device
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("ord", [2, 1, float("inf")])
+def test_foreach_norm_matches_cpu(native_only, ord, dtype):
+    """Passes over partial norms until one is left per tensor: one 4.5M-element tensor takes three
+    passes on CPU devices and four on GPUs; empty tensors have norm 0."""
+    if dtype == torch.float64 and not torch.ocl.get_device_properties(0).supports_fp64:
+        pytest.skip("no fp64")
+    tensors = lists(1, dtype)[0] + [torch.randn(4_500_000).to(dtype)]
+    tensors[3][1, 2, 3] = -40.0  # the largest |x| is negative
+    if ord == float("inf"):  # which has no identity: an empty tensor is an error, as on the CPU
+        with pytest.raises(RuntimeError, match="empty tensor"):
+            torch._foreach_norm(ocl(tensors), ord)
+        tensors = [t for t in tensors if t.numel()]
+    # Against float64: the CPU's own float32 norm of the 4.5M elements is 1e-4 off (ocl's 5e-8).
+    expected = [n.to(dtype) for n in torch._foreach_norm([t.double() for t in tensors], ord)]
+    got = torch._foreach_norm(ocl(tensors), ord)
+    tol = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float32: 1e-5}.get(dtype, 1e-12)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g.device.type == "ocl" and g.dtype == e.dtype and g.shape == e.shape == ()
+        torch.testing.assert_close(g.cpu(), e, rtol=tol, atol=tol)
+
+
+def test_foreach_norm_is_a_few_launches_and_keeps_nan():
+    tensors = ocl(lists(1)[0])
+    torch.ocl.synchronize()
+    before = drawbridge._C._launch_count()
+    norms = torch._foreach_norm(tensors)
+    launches = drawbridge._C._launch_count() - before
+    nonempty = sum(1 for s in SHAPES if s != (0,))
+    assert launches < nonempty, launches  # the per-tensor ops take at least one launch each
+    expected = torch._foreach_norm([t.cpu() for t in tensors])
+    torch.testing.assert_close(torch.stack(norms).cpu(), torch.stack(expected))
+    tensors = [t for t in tensors if t.numel()]  # (the infinity norm refuses empty tensors)
+    tensors[1][5] = float("nan")
+    for ord in (2, 1, float("inf")):
+        norms = torch._foreach_norm(tensors, ord)
+        assert norms[1].isnan().item() and not norms[0].isnan().item(), ord
+
+
+def test_clip_grad_norm_matches_cpu(native_only):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 10))
+    copy = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 10)).to("ocl")
+    copy.load_state_dict(model.state_dict())
+    x = torch.randn(32, 64)
+    model(x).square().sum().backward()
+    copy(x.to("ocl")).square().sum().backward()
+    total = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+    total_ocl = torch.nn.utils.clip_grad_norm_(copy.parameters(), 0.5)
+    torch.testing.assert_close(total_ocl.cpu(), total, rtol=1e-5, atol=1e-5)
+    for p, q in zip(model.parameters(), copy.parameters(), strict=True):
+        torch.testing.assert_close(q.grad.cpu(), p.grad, rtol=1e-5, atol=1e-6)
+
+
 def test_lists_the_kernels_cannot_take_go_through_the_per_tensor_ops():
     a, b = lists(2)
     mixed = [t.double() if i % 2 else t for i, t in enumerate(a)]

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <string>
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
+
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
 #include "kernels/pointwise_launcher.h"
@@ -15,6 +19,8 @@ namespace {
 constexpr size_t kMaxSlots = 8;    // SLOTS_1 .. SLOTS_8 in cl/foreach.cl
 constexpr uint64_t kCpuItem = 2048;  // elements per work-item on CPU devices (as the pointwise launcher)
 constexpr size_t kGpuGroup = 256, kCpuGroup = 16;
+// Elements per partial norm on GPUs: each pass over the partials shrinks them this many times.
+constexpr uint64_t kGpuNormItem = 64;
 
 // Tensors per launch: as many slots as the device's kernel-argument space holds beside the shared
 // arguments (a device must allow 1024 bytes; PoCL allows exactly that).
@@ -47,14 +53,14 @@ bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value
   return true;
 }
 
-void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::TensorList>& lists, size_t value_lists,
-                         const std::vector<uint64_t>& scalar_bits) {
+uint64_t launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::TensorList>& lists,
+                             size_t value_lists, const std::vector<uint64_t>& scalar_bits) {
   const at::Tensor& first = lists[0][0];
   const c10::DeviceIndex index = first.device().index();
   runtime::Device& device = core::checked_device(index);
   const runtime::DeviceProperties& props = device.properties();
   const bool cpu = props.cpu_class();
-  const uint64_t item = cpu ? kCpuItem : 1;
+  const uint64_t item = spec.item ? spec.item : cpu ? kCpuItem : 1;
   size_t shared_bytes = 0;
   for (const runtime::KernelArg& a : spec.shared) shared_bytes += a.size;
   const size_t slots = std::min(slots_for(props, lists.size(), shared_bytes), lists[0].size());
@@ -69,14 +75,17 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
   c10::DeviceGuard guard(first.device());
 
   // One launch per group of `slots` non-empty tensors; unused slots of the last launch repeat its
-  // last tensor with no items (their start lies past every work-item).
+  // last tensor with no items (their start lies past every work-item). A launch's work-items are
+  // numbered on from the last one's.
   struct Slot {
     cl_ulong start, numel, scalar;
     std::vector<runtime::BufferRef> refs;
   };
   std::vector<Slot> group;
+  cl_ulong launched = 0;  // work-items of the launches so far
   auto flush = [&] {
     if (group.empty()) return;
+    const cl_ulong first = group.front().start;
     const cl_ulong items = group.back().start + (group.back().numel + item - 1) / item;
     while (group.size() < slots) group.push_back({items, 0, 0, group.back().refs});
     std::vector<runtime::KernelArg> args = spec.shared;
@@ -90,13 +99,14 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
       }
     }
     const size_t local = std::min<size_t>(cpu ? kCpuGroup : kGpuGroup, kernel.max_work_group_size);
-    runtime::launch_args(kernel, queue, (items + local - 1) / local, local, args.data(), args.size());
+    runtime::launch_args(kernel, queue, (items - first + local - 1) / local, local, args.data(), args.size(), first);
+    launched = items;
     group.clear();
   };
   for (size_t k = 0; k < lists[0].size(); ++k) {
     const int64_t numel = lists[0][k].numel();
     if (numel == 0) continue;
-    Slot s{group.empty() ? 0 : group.back().start + (group.back().numel + item - 1) / item,
+    Slot s{group.empty() ? launched : group.back().start + (group.back().numel + item - 1) / item,
            static_cast<cl_ulong>(numel), 0, {}};
     if (!scalar_bits.empty()) s.scalar = scalar_bits.size() == 1 ? scalar_bits[0] : scalar_bits[k];
     for (const at::TensorList& list : lists) s.refs.push_back(device.memory().resolve(list[k].const_data_ptr()));
@@ -104,6 +114,7 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
     if (group.size() == slots) flush();
   }
   flush();
+  return launched;
 }
 
 void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
@@ -122,6 +133,48 @@ void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool
       device.memory().resolve((on_device.defined() ? on_device : first).const_data_ptr());
   spec.shared = {{sizeof(cl_mem), &scalar_ref.mem}, {sizeof(cl_ulong), &scalar_ref.offset}};
   launch_multi_tensor(spec, lists, 0, scalar_bits);
+}
+
+at::Tensor launch_foreach_norm(at::TensorList self, int ord) {
+  const at::Tensor& first = self[0];
+  runtime::Device& device = core::checked_device(first.device().index());
+  const uint64_t item = device.properties().cpu_class() ? kCpuItem : kGpuNormItem;
+  const c10::ScalarType ct = compute_type(first.scalar_type());
+  std::vector<at::Tensor> inputs(self.begin(), self.end());
+  std::vector<size_t> nonempty;  // the tensors with elements, whose partials are numbered in order
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].numel() > 0) nonempty.push_back(k);
+  if (nonempty.empty()) return at::zeros({static_cast<int64_t>(self.size())}, first.options().dtype(ct));
+  at::Tensor partials;
+  for (bool reduced = false, first_pass = true; !reduced; first_pass = false) {
+    const std::string options = " -DNORM=" + std::to_string(ord) + (first_pass ? "" : " -DPARTIALS");
+    uint64_t total = 0;
+    reduced = true;
+    for (size_t k : nonempty) {
+      const uint64_t items = (static_cast<uint64_t>(inputs[k].numel()) + item - 1) / item;
+      total += items;
+      reduced = reduced && items == 1;
+    }
+    partials = at::empty({static_cast<int64_t>(total)}, first.options().dtype(ct));
+    const runtime::BufferRef out = device.memory().resolve(partials.data_ptr());
+    MultiTensorKernel spec{"foreach_norm", options, {{sizeof(cl_mem), &out.mem}, {sizeof(cl_ulong), &out.offset}},
+                           item};
+    launch_multi_tensor(spec, {inputs}, 0, {});
+    int64_t start = 0;
+    for (size_t k : nonempty) {  // the next pass reduces each tensor's partials
+      const int64_t items = (inputs[k].numel() + static_cast<int64_t>(item) - 1) / static_cast<int64_t>(item);
+      inputs[k] = partials.narrow(0, start, items);
+      start += items;
+    }
+  }
+  // One partial per tensor with elements; an empty tensor's norm is 0.
+  at::Tensor norms = partials;
+  if (nonempty.size() != self.size()) {
+    norms = at::zeros({static_cast<int64_t>(self.size())}, partials.options());
+    std::vector<int64_t> where(nonempty.begin(), nonempty.end());
+    if (!where.empty()) norms.index_copy_(0, at::tensor(where).to(norms.device()), partials);
+  }
+  return ord == 2 ? norms.sqrt_() : norms;
 }
 
 }  // namespace drawbridge::kernels

@@ -29,12 +29,14 @@ enum class ForeachOp {
   zero = 10,
 };
 
-// A kernel of cl/foreach.cl: its name, its -D options beyond the launcher's, and the arguments
-// that come before the slots (shared by every tensor).
+// A kernel of cl/foreach.cl: its name, its -D options beyond the launcher's, the arguments that
+// come before the slots (shared by every tensor), and the elements of one work-item (0: the
+// launcher's choice for the device class, one on GPUs).
 struct MultiTensorKernel {
   const char* name;
   std::string options;
   std::vector<runtime::KernelArg> shared;
+  uint64_t item = 0;
 };
 
 // Whether the lists can take the multi-tensor kernels: ocl tensors on one device, contiguous,
@@ -45,8 +47,16 @@ bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value
 
 // Runs `kernel` over tensor k of every list, for every k, in as few launches as the device's
 // argument space allows; `scalar_bits` is empty, one value, or one per tensor (each slot's).
-void launch_multi_tensor(const MultiTensorKernel& kernel, const std::vector<at::TensorList>& lists, size_t value_lists,
-                         const std::vector<uint64_t>& scalar_bits);
+// Work-items are numbered across the launches: tensor k's are [first_k, first_k + its items),
+// in list order, empty tensors having none. Returns the number of work-items in all.
+uint64_t launch_multi_tensor(const MultiTensorKernel& kernel, const std::vector<at::TensorList>& lists,
+                             size_t value_lists, const std::vector<uint64_t>& scalar_bits);
+
+// _foreach_norm for ord 1, 2 or infinity (`ord` 1, 2 or 0): each tensor's norm in the compute
+// type, as a one-element tensor `result[k]` of one result of the list's length (CUDA's layout).
+// Every pass over the tensors writes a partial norm per work-item, and the next pass reduces the
+// partials of each tensor until one is left; `self` takes the multi-tensor kernels.
+at::Tensor launch_foreach_norm(at::TensorList self, int ord);
 
 // The _foreach_* operations: out[k] = op(inputs...) for every k. lists[0] is written (in place
 // when `inplace`, when it is also the first input). The scalar is one for all tensors or one per

@@ -1,5 +1,5 @@
 // The _foreach_* ops optimizers use (the default `foreach` steps of Adam, AdamW and SGD, and
-// clip_grad_norm_'s scaling), each in a few launches of cl/foreach.cl instead of one per tensor.
+// clip_grad_norm_'s norms and scaling), each in a few launches of cl/foreach.cl instead of one per tensor.
 // Lists the multi-tensor kernels cannot take (mixed dtypes or devices, non-contiguous tensors,
 // integers, complex scalars, partial overlaps) go through PyTorch's per-tensor loop, which
 // dispatches to the single-tensor ops and raises their errors.
@@ -10,11 +10,14 @@
 #include <ATen/ops/_foreach_div_native.h>
 #include <ATen/ops/_foreach_lerp_native.h>
 #include <ATen/ops/_foreach_mul_native.h>
+#include <ATen/ops/_foreach_norm_native.h>
 #include <ATen/ops/_foreach_sqrt_native.h>
 #include <ATen/ops/_foreach_zero_native.h>
 #include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 #include "kernels/multi_tensor_launcher.h"
@@ -191,6 +194,24 @@ std::vector<at::Tensor> sqrt(at::TensorList self) {
   return apply(ForeachOp::sqrt, {self}, {});
 }
 
+// ---- norms (clip_grad_norm_) -----------------------------------------------------------------
+
+std::vector<at::Tensor> norm(at::TensorList self, const c10::Scalar& ord, std::optional<c10::ScalarType> dtype) {
+  const double p = ord.isComplex() ? -1 : ord.toDouble();
+  const int kind = p == 1 ? 1 : p == 2 ? 2 : std::isinf(p) && p > 0 ? 0 : -1;
+  // The per-tensor loop also raises the CPU's error for an infinity norm of an empty tensor.
+  const bool empty_max = kind == 0 && std::any_of(self.begin(), self.end(), [](const at::Tensor& t) {
+    return t.numel() == 0;
+  });
+  if (kind < 0 || empty_max || !fast({self}, false) || (dtype && *dtype != self[0].scalar_type()))
+    return at::native::foreach_tensor_norm_slow(self, ord, dtype);
+  at::Tensor norms = kernels::launch_foreach_norm(self, kind).to(self[0].scalar_type());
+  std::vector<at::Tensor> out;
+  out.reserve(self.size());
+  for (int64_t k = 0; k < norms.numel(); ++k) out.push_back(norms[k]);  // views, as CUDA returns them
+  return out;
+}
+
 void zero_(at::TensorList self) {
   if (!fast({self}, true)) return at::native::foreach_tensor_zero_slow_(self);
   kernels::launch_foreach(ForeachOp::zero, {self}, true, {});
@@ -232,6 +253,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_sqrt_", TORCH_FN(sqrt_));
   m.impl("_foreach_sqrt", TORCH_FN(sqrt));
   m.impl("_foreach_zero_", TORCH_FN(zero_));
+  m.impl("_foreach_norm.Scalar", TORCH_FN(norm));
 }
 
 }  // namespace drawbridge::ops

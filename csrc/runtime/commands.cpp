@@ -24,22 +24,22 @@ uint64_t launch_count() { return launches.load(std::memory_order_relaxed); }
 void note_launch() { launches.fetch_add(1, std::memory_order_relaxed); }
 
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
-               const KernelArg* args, size_t nargs) {
+               const KernelArg* args, size_t nargs, const size_t* offset) {
   OpScope scope(kernel.name.c_str());
   note_launch();
   {
     std::lock_guard<std::mutex> lock(kernel.mutex);
     for (size_t i = 0; i < nargs; ++i)
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
-    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, nullptr, global, local, 0, nullptr, nullptr));
+    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, offset, global, local, 0, nullptr, nullptr));
   }
   after_enqueue(q);
 }
 
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs) {
+                 size_t nargs, size_t first_id) {
   const size_t global = groups * local;
-  launch_nd(kernel, q, 1, &global, &local, args, nargs);
+  launch_nd(kernel, q, 1, &global, &local, args, nargs, first_id ? &first_id : nullptr);
 }
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {

@@ -31,13 +31,14 @@ struct KernelArg {
   const void* value;
 };
 
-// An N-d launch (1 to 3 dimensions): global[d] work-items in work-groups of local[d].
+// An N-d launch (1 to 3 dimensions): global[d] work-items in work-groups of local[d], their ids
+// starting at offset[d] (0 without offsets).
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
-               const KernelArg* args, size_t nargs);
+               const KernelArg* args, size_t nargs, const size_t* offset = nullptr);
 
-// 1-D launch of `groups` work-groups of `local` work-items each.
+// 1-D launch of `groups` work-groups of `local` work-items each, numbered from `first_id`.
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs);
+                 size_t nargs, size_t first_id = 0);
 
 template <typename... Args>
 void launch(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const Args&... args) {

@@ -6,8 +6,8 @@
 // item being ITEM consecutive elements (one on GPUs; a run the compiler vectorizes on CPU
 // devices). All tensors are contiguous; list k holds dtype Tk, computed in CT.
 //
-// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), ADAM_STEP or SGD_STEP
-// (the optimizer kernels), each with its own options listed there.
+// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), NORM (foreach_norm), ADAM_STEP
+// or SGD_STEP (the optimizer kernels), each with its own options listed there.
 
 // Token pasting for the slot and list macros: CAT cannot be used inside a macro CAT expanded.
 #define JOIN_SLOTS_(a, b) a##b
@@ -120,6 +120,38 @@ __kernel void foreach_apply(DEVICE_VALUE(scalar) SLOT_PARAMETERS) {
   const ct s = bits_to_ct(scalar_bits);
 #endif
   for (ulong i = begin; i < end; ++i) SET(0, RESULT);
+}
+#endif
+
+#ifdef NORM
+// foreach_norm: a partial norm of each work-item's ITEM elements of list 0 at partials[item]
+// (work-items are numbered across launches): the sum of |x| (NORM 1) or of x * x (NORM 2), or
+// the largest |x| (NORM 0, infinity; NaN wins). With PARTIALS, list 0 holds the partials of the
+// pass before, summed (or their largest taken) as they are. Eight accumulators break the chain
+// of dependent additions (the compiler vectorizes them on CPU devices).
+#ifdef PARTIALS
+#define NORM_TERM(x) (x)
+#elif NORM == 2
+#define NORM_TERM(x) ((x) * (x))
+#else
+#define NORM_TERM(x) fabs(x)
+#endif
+#if NORM == 0
+#define NORM_COMBINE(acc, v) ((v) > (acc) || isnan(v) ? (v) : (acc))
+#else
+#define NORM_COMBINE(acc, v) ((acc) + (v))
+#endif
+#define NORM_ADD(acc, j) acc = NORM_COMBINE(acc, NORM_TERM(TO(CT, LOAD(T0, ELEMENT(0, j)))))
+__kernel void foreach_norm(__global char *partials_base, ulong partials_offset SLOT_PARAMETERS) {
+  SLOT_BEGIN
+  if (begin >= end) return;
+  ct acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  ulong i = begin;
+  for (; i + 8 <= end; i += 8)
+    for (int lane = 0; lane < 8; ++lane) NORM_ADD(acc[lane], i + lane);
+  for (; i < end; ++i) NORM_ADD(acc[0], i);
+  for (int lane = 1; lane < 8; ++lane) acc[0] = NORM_COMBINE(acc[0], acc[lane]);
+  ((__global ct *)(partials_base + partials_offset))[item] = acc[0];
 }
 #endif
 
