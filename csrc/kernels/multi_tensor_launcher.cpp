@@ -1,6 +1,7 @@
 #include "kernels/multi_tensor_launcher.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include <ATen/ops/empty.h>
@@ -53,8 +54,8 @@ bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value
   return true;
 }
 
-uint64_t launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::TensorList>& lists,
-                             size_t value_lists, const std::vector<uint64_t>& scalar_bits) {
+void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::TensorList>& lists, size_t value_lists,
+                         const std::vector<uint64_t>& scalar_bits) {
   const at::Tensor& first = lists[0][0];
   const c10::DeviceIndex index = first.device().index();
   runtime::Device& device = core::checked_device(index);
@@ -114,7 +115,6 @@ uint64_t launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at
     if (group.size() == slots) flush();
   }
   flush();
-  return launched;
 }
 
 void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool inplace,
@@ -148,24 +148,16 @@ at::Tensor launch_foreach_norm(at::TensorList self, int ord) {
   at::Tensor partials;
   for (bool reduced = false, first_pass = true; !reduced; first_pass = false) {
     const std::string options = " -DNORM=" + std::to_string(ord) + (first_pass ? "" : " -DPARTIALS");
-    uint64_t total = 0;
-    reduced = true;
-    for (size_t k : nonempty) {
-      const uint64_t items = (static_cast<uint64_t>(inputs[k].numel()) + item - 1) / item;
-      total += items;
-      reduced = reduced && items == 1;
-    }
-    partials = at::empty({static_cast<int64_t>(total)}, first.options().dtype(ct));
+    std::vector<int64_t> items;  // work-items (partials) of each tensor with elements
+    for (size_t k : nonempty) items.push_back((inputs[k].numel() + int64_t(item) - 1) / int64_t(item));
+    reduced = std::all_of(items.begin(), items.end(), [](int64_t n) { return n == 1; });
+    partials = at::empty({std::accumulate(items.begin(), items.end(), int64_t(0))}, first.options().dtype(ct));
     const runtime::BufferRef out = device.memory().resolve(partials.data_ptr());
     MultiTensorKernel spec{"foreach_norm", options, {{sizeof(cl_mem), &out.mem}, {sizeof(cl_ulong), &out.offset}},
                            item};
     launch_multi_tensor(spec, {inputs}, 0, {});
-    int64_t start = 0;
-    for (size_t k : nonempty) {  // the next pass reduces each tensor's partials
-      const int64_t items = (inputs[k].numel() + static_cast<int64_t>(item) - 1) / static_cast<int64_t>(item);
-      inputs[k] = partials.narrow(0, start, items);
-      start += items;
-    }
+    for (size_t j = 0, start = 0; j < nonempty.size(); start += items[j++])  // the next pass reduces them
+      inputs[nonempty[j]] = partials.narrow(0, static_cast<int64_t>(start), items[j]);
   }
   // One partial per tensor with elements; an empty tensor's norm is 0.
   at::Tensor norms = partials;

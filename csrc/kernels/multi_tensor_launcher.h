@@ -47,15 +47,14 @@ bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value
 
 // Runs `kernel` over tensor k of every list, for every k, in as few launches as the device's
 // argument space allows; `scalar_bits` is empty, one value, or one per tensor (each slot's).
-// Work-items are numbered across the launches: tensor k's are [first_k, first_k + its items),
-// in list order, empty tensors having none. Returns the number of work-items in all.
-uint64_t launch_multi_tensor(const MultiTensorKernel& kernel, const std::vector<at::TensorList>& lists,
-                             size_t value_lists, const std::vector<uint64_t>& scalar_bits);
+// Work-items are numbered across the launches, in list order (empty tensors have none), so a
+// kernel can write one result per work-item into one buffer.
+void launch_multi_tensor(const MultiTensorKernel& kernel, const std::vector<at::TensorList>& lists, size_t value_lists,
+                         const std::vector<uint64_t>& scalar_bits);
 
-// _foreach_norm for ord 1, 2 or infinity (`ord` 1, 2 or 0): each tensor's norm in the compute
-// type, as a one-element tensor `result[k]` of one result of the list's length (CUDA's layout).
-// Every pass over the tensors writes a partial norm per work-item, and the next pass reduces the
-// partials of each tensor until one is left; `self` takes the multi-tensor kernels.
+// _foreach_norm for ord 1, 2 or infinity (`ord` 1, 2 or 0) of a list the multi-tensor kernels
+// take: a 1-d tensor of the list's length in the compute type, tensor k's norm at [k]. Each pass
+// writes a partial norm per work-item; the next reduces each tensor's partials, until one is left.
 at::Tensor launch_foreach_norm(at::TensorList self, int ord);
 
 // The _foreach_* operations: out[k] = op(inputs...) for every k. lists[0] is written (in place
