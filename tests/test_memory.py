@@ -61,7 +61,8 @@ def test_a_gemm_out_of_memory_empties_the_cache_retries_then_raises():
     leaves the process usable."""
     from drawbridge import _C
 
-    a, b = torch.randn(300, 200), torch.randn(200, 100)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(300, 200, generator=g), torch.randn(200, 100, generator=g)
     a_ocl, b_ocl = a.to("ocl"), b.to("ocl")
     torch.ocl.synchronize()
     for fail in (0, 1):
@@ -70,13 +71,13 @@ def test_a_gemm_out_of_memory_empties_the_cache_retries_then_raises():
         reserved = torch.ocl.memory_reserved()
         _C._fail_next_gemm_calls_for_testing(fail)
         c = a_ocl @ b_ocl
-        torch.testing.assert_close(c.cpu(), a @ b, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(c.cpu(), a @ b, rtol=1e-4, atol=1e-4)  # sums of 200 in another order
         emptied = torch.ocl.memory_reserved() < reserved - (8 << 20)
         assert emptied == bool(fail), (fail, reserved, torch.ocl.memory_reserved())
     _C._fail_next_gemm_calls_for_testing(2)
     with pytest.raises(torch.OutOfMemoryError, match="CLBlast GEMM"):
         a_ocl @ b_ocl
-    torch.testing.assert_close((a_ocl @ b_ocl).cpu(), a @ b, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close((a_ocl @ b_ocl).cpu(), a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_pointer_arithmetic_on_device_addresses():
