@@ -132,16 +132,11 @@ def touches_ocl(x) -> bool:
     """Whether a moved sample holds an ocl tensor or names the ocl device (torch.arange(2) has
     neither: its result is rightly on the CPU, and it measures nothing here)."""
     import torch
+    from torch.utils._pytree import tree_leaves
 
-    if isinstance(x, torch.Tensor):
-        return x.device.type == "ocl"
-    if isinstance(x, torch.device):
-        return x.type == "ocl"
-    if isinstance(x, (list, tuple)):
-        return any(touches_ocl(v) for v in x)
-    if isinstance(x, dict):
-        return any(touches_ocl(v) for v in x.values())
-    return False
+    return any((isinstance(v, torch.Tensor) and v.device.type == "ocl") or (isinstance(v, torch.device)
+                                                                          and v.type == "ocl")
+               for v in tree_leaves(x))
 
 
 def to_cpu(x):
@@ -196,6 +191,7 @@ def matches_float64_reference(op, sample, actual, expected, dtype_name) -> bool:
     """True when ocl agrees with the op computed in float64 on the CPU and rounded to the result's
     dtype: the CPU's own float32 kernel is then the less accurate one (digamma near its poles)."""
     import torch
+    from torch.utils._pytree import tree_leaves
 
     if dtype_name not in ("float32", "float16", "bfloat16"):
         return False
@@ -219,9 +215,7 @@ def matches_float64_reference(op, sample, actual, expected, dtype_name) -> bool:
         return r
 
     def tensors(x):
-        if isinstance(x, torch.Tensor):
-            return [x]
-        return [t for v in x for t in tensors(v)] if isinstance(x, (list, tuple)) else []
+        return [t for t in tree_leaves(x) if isinstance(t, torch.Tensor)]
 
     try:
         torch.manual_seed(0)
