@@ -30,6 +30,7 @@ from . import _module_ties  # noqa: E402
 from . import _autograd_exit  # noqa: E402
 from .custom_kernel import get_include, kernel  # noqa: E402,F401
 from .compare import compare  # noqa: E402,F401
+from . import distributed as _distributed  # noqa: E402
 
 torch._register_device_module("ocl", _ocl)
 torch.utils.generate_methods_for_privateuse1_backend(
@@ -38,6 +39,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
 
 _module_ties.install()
 _autograd_exit.install()
+_distributed.register()
 
 __version__ = "0.1.0"
 

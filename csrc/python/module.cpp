@@ -15,6 +15,7 @@
 #include "core/generator.h"
 #include "core/host_allocator.h"
 #include "kernels/blas.h"
+#include "python/bindings.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
 #include "runtime/device_list.h"
@@ -144,7 +145,8 @@ void bind_custom_kernels(py::module& m) {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Drawbridge: the ocl PyTorch backend (native part)";
 
-  py::register_exception_translator([](std::exception_ptr p) {
+  // Local: torch's own functions keep torch's translation (DistBackendError, for one).
+  py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const c10::OutOfMemoryError& e) {
@@ -240,6 +242,7 @@ PYBIND11_MODULE(_C, m) {
   });
   bind_compiler(m);
   bind_custom_kernels(m);
+  python::bind_distributed(m);
   m.def("_launch_count", &runtime::launch_count);
   m.def("_fail_next_gemm_calls_for_testing", &kernels::fail_next_gemm_calls_for_testing);
   m.def("_program_cache_dir", &runtime::program_cache_dir);

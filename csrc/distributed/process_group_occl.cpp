@@ -1,0 +1,445 @@
+#include "distributed/process_group_occl.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/irange.h>
+
+#include "core/device_state.h"
+
+namespace drawbridge::distributed {
+
+struct ProcessGroupOCCL::Job {
+  c10::intrusive_ptr<OcclWork> work;
+  c10::DeviceIndex device;
+  std::vector<at::Tensor> host_inputs, host_outputs;
+  std::vector<at::Tensor> device_outputs;
+  std::optional<c10::Event> staged;  // the copies to the host are done
+  Transport transport;
+  Finish finish;
+  c10::intrusive_ptr<c10d::Work> gloo_work;
+  std::exception_ptr error;
+};
+
+namespace {
+
+using Tensors = std::vector<at::Tensor>;
+
+bool all_on_cpu(std::initializer_list<const Tensors*> lists) {
+  bool any = false;
+  for (const Tensors* list : lists)
+    for (const auto& t : *list) {
+      if (!t.is_cpu()) return false;
+      any = true;
+    }
+  return any;
+}
+
+// The one ocl device of a collective's tensors; a clear error for CPU or mixed tensors (occl
+// serves CPU tensors only when all of a collective's tensors are on the CPU).
+c10::DeviceIndex device_of(std::initializer_list<const Tensors*> lists, const char* op) {
+  std::optional<c10::DeviceIndex> index;
+  for (const Tensors* list : lists)
+    for (const auto& t : *list) {
+      TORCH_CHECK(t.device().type() == core::kOcl, "occl ", op, ": expected tensors on ocl (or all on the cpu), got one on ",
+                  t.device());
+      TORCH_CHECK(!index || *index == t.device().index(), "occl ", op, ": all tensors must be on one ocl device, got ocl:",
+                  *index, " and ", t.device());
+      TORCH_CHECK(t.layout() == at::kStrided, "occl ", op, ": only dense tensors are supported, got ", t.layout());
+      index = t.device().index();
+    }
+  return index ? *index : core::current_device();
+}
+
+Tensors flatten(const std::vector<Tensors>& lists) {
+  Tensors flat;
+  for (const auto& list : lists) flat.insert(flat.end(), list.begin(), list.end());
+  return flat;
+}
+
+// Splits `flat` back into lists of the sizes `like` has.
+std::vector<Tensors> regroup(const Tensors& flat, const std::vector<Tensors>& like) {
+  std::vector<Tensors> lists;
+  size_t next = 0;
+  for (const auto& list : like) {
+    lists.emplace_back(flat.begin() + next, flat.begin() + next + list.size());
+    next += list.size();
+  }
+  return lists;
+}
+
+c10d::ReduceOp gloo_reduce_op(const c10d::ReduceOp& op) {
+  if (op == c10d::ReduceOp::AVG || op == c10d::ReduceOp::PREMUL_SUM) return c10d::ReduceOp(c10d::ReduceOp::SUM);
+  return op;
+}
+
+// PREMUL_SUM's factor is applied on the device, on the caller's stream, before staging.
+Tensors premultiplied(const Tensors& inputs, const c10d::ReduceOp& op) {
+  if (op != c10d::ReduceOp::PREMUL_SUM) return inputs;
+  auto* factor = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(factor, "occl: PREMUL_SUM without a factor");
+  Tensors scaled;
+  for (const auto& t : inputs)
+    scaled.push_back(factor->tensor_factor.defined() ? t * factor->tensor_factor : t * factor->double_factor);
+  return scaled;
+}
+
+// AVG is Gloo's SUM divided by the group size on the device (integers divide as C does).
+std::function<void(Tensors&)> averaged(const c10d::ReduceOp& op, int size) {
+  if (op != c10d::ReduceOp::AVG) return {};
+  return [size](Tensors& outputs) {
+    for (auto& t : outputs) {
+      if (at::isFloatingType(t.scalar_type()) || at::isComplexType(t.scalar_type()))
+        t.div_(size);
+      else
+        t.div_(size, "trunc");
+    }
+  };
+}
+
+at::Tensor pinned_like(const at::Tensor& t) {
+  return at::empty(t.sizes(), at::TensorOptions().dtype(t.dtype()).pinned_memory(true));
+}
+
+bool same_memory(const at::Tensor& a, const at::Tensor& b) {
+  return a.has_storage() && b.has_storage() && a.storage().is_alias_of(b.storage());
+}
+
+}  // namespace
+
+ProcessGroupOCCL::ProcessGroupOCCL(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size,
+                                   std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size), gloo_(std::move(gloo)), timeout_(timeout) {
+  TORCH_CHECK(gloo_ && gloo_->getRank() == rank && gloo_->getSize() == size,
+              "occl: the Gloo backend must belong to the same group (rank ", rank, " of ", size, ")");
+  poster_ = std::thread([this] { post_loop(); });
+  completer_ = std::thread([this] { complete_loop(); });
+}
+
+ProcessGroupOCCL::~ProcessGroupOCCL() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  posted_cv_.notify_all();
+  completed_cv_.notify_all();
+  poster_.join();
+  completer_.join();
+}
+
+void ProcessGroupOCCL::setTimeout(std::chrono::milliseconds timeout) {
+  timeout_ = timeout;
+  gloo_->setTimeout(timeout);
+}
+
+ProcessGroupOCCL::Streams& ProcessGroupOCCL::streams(c10::DeviceIndex index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = streams_.find(index);
+  if (it == streams_.end())
+    it = streams_.emplace(index, Streams{core::stream_from_pool(index), core::stream_from_pool(index)}).first;
+  return it->second;
+}
+
+void ProcessGroupOCCL::order_after_pending_writes(const Tensors& inputs, const c10::Stream& staging) {
+  std::vector<c10::intrusive_ptr<OcclWork>> writers;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!in_flight_.empty() && in_flight_.front()->isCompleted()) in_flight_.pop_front();
+    for (const auto& work : in_flight_)
+      for (const auto& out : work->outputs())
+        for (const auto& in : inputs)
+          if (same_memory(in, out)) writers.push_back(work);
+  }
+  for (auto& work : writers) {
+    work->wait_for_transport();  // its copies back are queued once the transport is over
+    work->synchronize();         // on the staging stream, which is current here
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::enqueue(c10d::OpType type, Tensors inputs, Tensors outputs,
+                                                         bool in_place, Transport transport, Finish finish) {
+  const c10::DeviceIndex index = device_of({&inputs, &outputs}, c10d::opTypeToString(type).c_str());
+  auto job = std::make_shared<Job>();
+  job->device = index;
+  job->work = c10::make_intrusive<OcclWork>(getRank(), type, c10::Device(core::kOcl, index), outputs);
+  job->transport = std::move(transport);
+  job->finish = std::move(finish);
+
+  Streams& s = streams(index);
+  c10::Event compute_done(core::kOcl);
+  compute_done.record(core::current_stream(index));
+  {
+    c10::StreamGuard guard(s.staging);
+    compute_done.block(s.staging);
+    order_after_pending_writes(inputs, s.staging);
+    for (const auto& t : inputs) {
+      job->host_inputs.push_back(pinned_like(t));
+      job->host_inputs.back().copy_(t, /*non_blocking=*/true);
+    }
+    job->staged.emplace(core::kOcl);
+    job->staged->record(s.staging);
+  }
+  if (in_place)
+    job->host_outputs = job->host_inputs;
+  else
+    for (const auto& t : outputs) job->host_outputs.push_back(pinned_like(t));
+  job->device_outputs = std::move(outputs);
+
+  auto work = job->work;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!job->device_outputs.empty()) in_flight_.push_back(work);
+    to_post_.push_back(std::move(job));
+  }
+  posted_cv_.notify_one();
+  return work;
+}
+
+void ProcessGroupOCCL::post_loop() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      posted_cv_.wait(lock, [this] { return stopping_ || !to_post_.empty(); });
+      if (to_post_.empty()) return;
+      job = std::move(to_post_.front());
+      to_post_.pop_front();
+    }
+    try {
+      job->staged->synchronize();
+      job->gloo_work = job->transport(*gloo_, job->host_inputs, job->host_outputs);
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      to_complete_.push_back(std::move(job));
+    }
+    completed_cv_.notify_one();
+  }
+}
+
+void ProcessGroupOCCL::complete_loop() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      completed_cv_.wait(lock, [this] { return !to_complete_.empty() || (stopping_ && to_post_.empty()); });
+      if (to_complete_.empty()) return;
+      job = std::move(to_complete_.front());
+      to_complete_.pop_front();
+    }
+    int source_rank = -1;
+    std::optional<c10::Event> copied_back;
+    try {
+      if (!job->error) {
+        job->gloo_work->wait(timeout_);
+        if (job->work->retrieveOpType() == c10d::OpType::RECVANYSOURCE) source_rank = job->gloo_work->sourceRank();
+      }
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    // The device stays untouched when the transport failed: no partial results are copied back.
+    c10::StreamGuard guard(streams(job->device).copy_back);
+    if (!job->error) {
+      try {
+        for (const auto i : c10::irange(job->device_outputs.size())) {
+          auto& out = job->device_outputs[i];
+          out.copy_(job->host_outputs[i], /*non_blocking=*/true);
+          out.record_stream(guard.current_stream());  // freed by the caller before the copy has run
+        }
+        if (job->finish) job->finish(job->device_outputs);
+        copied_back.emplace(core::kOcl);
+        copied_back->record(guard.current_stream());
+      } catch (...) {
+        job->error = std::current_exception();
+      }
+    }
+    job->work->complete(job->error, std::move(copied_back), source_rank);
+  }
+}
+
+// The collectives. Each stages its inputs and outputs and names Gloo's collective on the host
+// copies; the CPU path hands CPU tensors to Gloo as they are.
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::broadcast(Tensors& tensors, const c10d::BroadcastOptions& opts) {
+  if (all_on_cpu({&tensors})) return gloo_->broadcast(tensors, opts);
+  return enqueue(c10d::OpType::BROADCAST, tensors, tensors, /*in_place=*/true,
+                 [opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.broadcast(in, opts); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce(Tensors& tensors, const c10d::AllreduceOptions& opts) {
+  if (all_on_cpu({&tensors})) return gloo_->allreduce(tensors, opts);
+  auto gloo_opts = opts;
+  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  return enqueue(c10d::OpType::ALLREDUCE, premultiplied(tensors, opts.reduceOp), tensors, /*in_place=*/true,
+                 [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.allreduce(in, gloo_opts); },
+                 averaged(opts.reduceOp, getSize()));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce_coalesced(Tensors& tensors,
+                                                                     const c10d::AllreduceCoalescedOptions& opts) {
+  if (all_on_cpu({&tensors})) return gloo_->allreduce_coalesced(tensors, opts);
+  auto gloo_opts = opts;
+  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, premultiplied(tensors, opts.reduceOp), tensors, /*in_place=*/true,
+                 [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.allreduce_coalesced(in, gloo_opts); },
+                 averaged(opts.reduceOp, getSize()));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce(Tensors& tensors, const c10d::ReduceOptions& opts) {
+  if (all_on_cpu({&tensors})) return gloo_->reduce(tensors, opts);
+  auto gloo_opts = opts;
+  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const bool root = getRank() == opts.rootRank;  // only the root's tensors change
+  return enqueue(c10d::OpType::REDUCE, premultiplied(tensors, opts.reduceOp), root ? tensors : Tensors{},
+                 /*in_place=*/true,
+                 [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.reduce(in, gloo_opts); },
+                 root ? averaged(opts.reduceOp, getSize()) : Finish{});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather(std::vector<Tensors>& outputs, Tensors& inputs,
+                                                           const c10d::AllgatherOptions& opts) {
+  auto flat = flatten(outputs);
+  if (all_on_cpu({&inputs, &flat})) return gloo_->allgather(outputs, inputs, opts);
+  return enqueue(c10d::OpType::ALLGATHER, inputs, flat, false,
+                 [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   auto lists = regroup(out, like);
+                   return g.allgather(lists, in, opts);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                                 const c10d::AllgatherOptions& opts) {
+  Tensors in{input}, out{output};
+  if (all_on_cpu({&in, &out})) return gloo_->_allgather_base(output, input, opts);
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, in, out, false, [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
+    return g._allgather_base(out[0], in[0], opts);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_coalesced(std::vector<Tensors>& outputs, Tensors& inputs,
+                                                                     const c10d::AllgatherOptions& opts) {
+  auto flat = flatten(outputs);
+  if (all_on_cpu({&inputs, &flat})) return gloo_->allgather_coalesced(outputs, inputs, opts);
+  return enqueue(c10d::OpType::ALLGATHER_COALESCED, inputs, flat, false,
+                 [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   auto lists = regroup(out, like);
+                   return g.allgather_coalesced(lists, in, opts);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_into_tensor_coalesced(Tensors& outputs, Tensors& inputs,
+                                                                                 const c10d::AllgatherOptions& opts) {
+  if (all_on_cpu({&inputs, &outputs})) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
+  return enqueue(c10d::OpType::COALESCED, inputs, outputs, false, [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
+    return g.allgather_into_tensor_coalesced(out, in, opts);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::gather(std::vector<Tensors>& outputs, Tensors& inputs,
+                                                        const c10d::GatherOptions& opts) {
+  auto flat = flatten(outputs);
+  if (all_on_cpu({&inputs, &flat})) return gloo_->gather(outputs, inputs, opts);
+  return enqueue(c10d::OpType::GATHER, inputs, flat, false,
+                 [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   auto lists = regroup(out, like);
+                   return g.gather(lists, in, opts);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::scatter(Tensors& outputs, std::vector<Tensors>& inputs,
+                                                         const c10d::ScatterOptions& opts) {
+  auto flat = flatten(inputs);
+  if (all_on_cpu({&flat, &outputs})) return gloo_->scatter(outputs, inputs, opts);
+  return enqueue(c10d::OpType::SCATTER, flat, outputs, false,
+                 [opts, like = inputs](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   auto lists = regroup(in, like);
+                   return g.scatter(out, lists, opts);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter(Tensors& outputs, std::vector<Tensors>& inputs,
+                                                                const c10d::ReduceScatterOptions& opts) {
+  auto flat = flatten(inputs);
+  if (all_on_cpu({&flat, &outputs})) return gloo_->reduce_scatter(outputs, inputs, opts);
+  auto gloo_opts = opts;
+  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  return enqueue(c10d::OpType::REDUCE_SCATTER, premultiplied(flat, opts.reduceOp), outputs, false,
+                 [gloo_opts, like = inputs](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   auto lists = regroup(in, like);
+                   return g.reduce_scatter(out, lists, gloo_opts);
+                 },
+                 averaged(opts.reduceOp, getSize()));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                      const c10d::ReduceScatterOptions& opts) {
+  Tensors in{input}, out{output};
+  if (all_on_cpu({&in, &out})) return gloo_->_reduce_scatter_base(output, input, opts);
+  auto gloo_opts = opts;
+  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, premultiplied(in, opts.reduceOp), out, false,
+                 [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   return g._reduce_scatter_base(out[0], in[0], gloo_opts);
+                 },
+                 averaged(opts.reduceOp, getSize()));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter_tensor_coalesced(
+    Tensors& outputs, Tensors& inputs, const c10d::ReduceScatterOptions& opts) {
+  if (all_on_cpu({&inputs, &outputs})) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
+  auto gloo_opts = opts;
+  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  return enqueue(c10d::OpType::COALESCED, premultiplied(inputs, opts.reduceOp), outputs, false,
+                 [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   return g.reduce_scatter_tensor_coalesced(out, in, gloo_opts);
+                 },
+                 averaged(opts.reduceOp, getSize()));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                               std::vector<int64_t>& output_split_sizes,
+                                                               std::vector<int64_t>& input_split_sizes,
+                                                               const c10d::AllToAllOptions& opts) {
+  Tensors in{input}, out{output};
+  if (all_on_cpu({&in, &out})) return gloo_->alltoall_base(output, input, output_split_sizes, input_split_sizes, opts);
+  return enqueue(c10d::OpType::ALLTOALL_BASE, in, out, false,
+                 [opts, out_splits = output_split_sizes, in_splits = input_split_sizes](
+                     c10d::Backend& g, Tensors& in, Tensors& out) mutable {
+                   return g.alltoall_base(out[0], in[0], out_splits, in_splits, opts);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall(Tensors& outputs, Tensors& inputs,
+                                                          const c10d::AllToAllOptions& opts) {
+  if (all_on_cpu({&inputs, &outputs})) return gloo_->alltoall(outputs, inputs, opts);
+  return enqueue(c10d::OpType::ALLTOALL, inputs, outputs, false,
+                 [opts](c10d::Backend& g, Tensors& in, Tensors& out) { return g.alltoall(out, in, opts); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::send(Tensors& tensors, int dst_rank, int tag) {
+  if (all_on_cpu({&tensors})) return gloo_->send(tensors, dst_rank, tag);
+  return enqueue(c10d::OpType::SEND, tensors, {}, false,
+                 [dst_rank, tag](c10d::Backend& g, Tensors& in, Tensors&) { return g.send(in, dst_rank, tag); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::recv(Tensors& tensors, int src_rank, int tag) {
+  if (all_on_cpu({&tensors})) return gloo_->recv(tensors, src_rank, tag);
+  return enqueue(c10d::OpType::RECV, {}, tensors, false,
+                 [src_rank, tag](c10d::Backend& g, Tensors&, Tensors& out) { return g.recv(out, src_rank, tag); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::recvAnysource(Tensors& tensors, int tag) {
+  if (all_on_cpu({&tensors})) return gloo_->recvAnysource(tensors, tag);
+  return enqueue(c10d::OpType::RECVANYSOURCE, {}, tensors, false,
+                 [tag](c10d::Backend& g, Tensors&, Tensors& out) { return g.recvAnysource(out, tag); });
+}
+
+// Queued like the collectives, so that it completes after the ones called before it.
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::barrier(const c10d::BarrierOptions& opts) {
+  return enqueue(c10d::OpType::BARRIER, {}, {}, false,
+                 [opts](c10d::Backend& g, Tensors&, Tensors&) { return g.barrier(opts); });
+}
+
+}  // namespace drawbridge::distributed
