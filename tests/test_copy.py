@@ -215,3 +215,19 @@ def test_conjugate_and_negative_views_copy_their_values():
     into_conj = torch.zeros(4, 3, dtype=torch.cfloat, device="ocl").conj()
     into_conj.copy_(d)  # the destination carries the bit
     assert torch.equal(into_conj.resolve_conj().cpu(), d.cpu())
+
+
+def test_copy_onto_a_view_of_the_same_elements_is_a_no_op():
+    # load_state_dict(model.state_dict()) copies each parameter onto an alias of itself
+    a = torch.randn(4, 3).to("ocl")
+    want = a.cpu()
+    a.view(4, 3).copy_(a)
+    a.t().t().copy_(a.view(12).view(4, 3))
+    assert torch.equal(a.cpu(), want)
+
+
+def test_copy_between_partly_overlapping_views_raises_as_on_cpu():
+    for device in ("cpu", "ocl"):
+        a = torch.arange(8.0).to(device)
+        with pytest.raises(RuntimeError, match="single memory location"):
+            a[1:].copy_(a[:-1])

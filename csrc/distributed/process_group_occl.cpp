@@ -11,6 +11,7 @@ namespace drawbridge::distributed {
 
 struct ProcessGroupOCCL::Job {
   c10::intrusive_ptr<OcclWork> work;
+  std::optional<Signature> signature;
   c10::DeviceIndex device;
   std::vector<at::Tensor> host_inputs, host_outputs;
   std::vector<at::Tensor> device_outputs;
@@ -41,10 +42,10 @@ c10::DeviceIndex device_of(std::initializer_list<const Tensors*> lists, const ch
   std::optional<c10::DeviceIndex> index;
   for (const Tensors* list : lists)
     for (const auto& t : *list) {
-      TORCH_CHECK(t.device().type() == core::kOcl, "occl ", op, ": expected tensors on ocl (or all on the cpu), got one on ",
-                  t.device());
-      TORCH_CHECK(!index || *index == t.device().index(), "occl ", op, ": all tensors must be on one ocl device, got ocl:",
-                  *index, " and ", t.device());
+      TORCH_CHECK(t.device().type() == core::kOcl, "occl ", op,
+                  ": expected tensors on ocl (or all on the cpu), got one on ", t.device());
+      TORCH_CHECK(!index || *index == t.device().index(), "occl ", op,
+                  ": all tensors must be on one ocl device, got ocl:", *index, " and ", t.device());
       TORCH_CHECK(t.layout() == at::kStrided, "occl ", op, ": only dense tensors are supported, got ", t.layout());
       index = t.device().index();
     }
@@ -101,6 +102,29 @@ at::Tensor pinned_like(const at::Tensor& t) {
   return at::empty(t.sizes(), at::TensorOptions().dtype(t.dtype()).pinned_memory(true));
 }
 
+// The signature of the tensors every rank passes alike; `sized` false where counts may differ.
+CollectiveSignature signature_of(const Tensors& tensors, bool sized = true) {
+  int64_t numel = 0;
+  for (const auto& t : tensors) numel += t.numel();
+  const auto dtype = tensors.empty() ? c10::ScalarType::Undefined : tensors.front().scalar_type();
+  return {static_cast<int64_t>(dtype), sized ? numel : -1, static_cast<int64_t>(tensors.size())};
+}
+
+bool check_collectives_from_env() {
+  const char* env = std::getenv("DRAWBRIDGE_OCCL_CHECK");
+  return !(env && std::string(env) == "0");
+}
+
+std::string describe(c10d::OpType type, int64_t dtype, int64_t numel, int64_t count) {
+  std::string d = c10d::opTypeToString(type);
+  if (count > 0) {
+    d += std::string(" of ") + std::to_string(count) + " " + c10::toString(static_cast<c10::ScalarType>(dtype)) +
+         " tensor(s)";
+    if (numel >= 0) d += " with " + std::to_string(numel) + " elements";
+  }
+  return d;
+}
+
 bool same_memory(const at::Tensor& a, const at::Tensor& b) {
   return a.has_storage() && b.has_storage() && a.storage().is_alias_of(b.storage());
 }
@@ -109,7 +133,10 @@ bool same_memory(const at::Tensor& a, const at::Tensor& b) {
 
 ProcessGroupOCCL::ProcessGroupOCCL(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size,
                                    std::chrono::milliseconds timeout)
-    : c10d::Backend(rank, size), gloo_(std::move(gloo)), timeout_(timeout) {
+    : c10d::Backend(rank, size),
+      gloo_(std::move(gloo)),
+      timeout_(timeout),
+      check_collectives_(check_collectives_from_env()) {
   TORCH_CHECK(gloo_ && gloo_->getRank() == rank && gloo_->getSize() == size,
               "occl: the Gloo backend must belong to the same group (rank ", rank, " of ", size, ")");
   poster_ = std::thread([this] { post_loop(); });
@@ -156,10 +183,28 @@ void ProcessGroupOCCL::order_after_pending_writes(const Tensors& inputs, const c
   }
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::enqueue(c10d::OpType type, Tensors inputs, Tensors outputs,
-                                                         bool in_place, Transport transport, Finish finish) {
+void ProcessGroupOCCL::check_signatures(c10d::OpType type, const Signature& mine) {
+  constexpr int kFields = 4;
+  at::Tensor own = at::tensor({static_cast<int64_t>(type), mine.dtype, mine.numel, mine.count}, at::kLong);
+  at::Tensor all = at::empty({getSize() * kFields}, at::kLong);
+  gloo_->_allgather_base(all, own, c10d::AllgatherOptions())->wait(timeout_);
+  const int64_t* rows = all.const_data_ptr<int64_t>();
+  for (const auto r : c10::irange(getSize())) {
+    const int64_t* row = rows + r * kFields;
+    if (std::equal(row, row + kFields, own.const_data_ptr<int64_t>())) continue;
+    TORCH_CHECK(false, "occl: the ranks called different collectives: rank ", getRank(), " called ",
+                describe(type, mine.dtype, mine.numel, mine.count), ", rank ", r, " called ",
+                describe(static_cast<c10d::OpType>(row[0]), row[1], row[2], row[3]),
+                " (every rank must make the same calls with the same shapes and dtypes)");
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::enqueue(c10d::OpType type, std::optional<Signature> signature,
+                                                         Tensors inputs, Tensors outputs, bool in_place,
+                                                         Transport transport, Finish finish) {
   const c10::DeviceIndex index = device_of({&inputs, &outputs}, c10d::opTypeToString(type).c_str());
   auto job = std::make_shared<Job>();
+  if (check_collectives_) job->signature = signature;
   job->device = index;
   job->work = c10::make_intrusive<OcclWork>(getRank(), type, c10::Device(core::kOcl, index), outputs);
   job->transport = std::move(transport);
@@ -207,6 +252,7 @@ void ProcessGroupOCCL::post_loop() {
     }
     try {
       job->staged->synchronize();
+      if (job->signature) check_signatures(job->work->retrieveOpType(), *job->signature);
       job->gloo_work = job->transport(*gloo_, job->host_inputs, job->host_outputs);
     } catch (...) {
       job->error = std::current_exception();
@@ -264,7 +310,7 @@ void ProcessGroupOCCL::complete_loop() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::broadcast(Tensors& tensors, const c10d::BroadcastOptions& opts) {
   if (all_on_cpu({&tensors})) return gloo_->broadcast(tensors, opts);
-  return enqueue(c10d::OpType::BROADCAST, tensors, tensors, /*in_place=*/true,
+  return enqueue(c10d::OpType::BROADCAST, signature_of(tensors), tensors, tensors, /*in_place=*/true,
                  [opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.broadcast(in, opts); });
 }
 
@@ -272,7 +318,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce(Tensors& tensors, con
   if (all_on_cpu({&tensors})) return gloo_->allreduce(tensors, opts);
   auto gloo_opts = opts;
   gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
-  return enqueue(c10d::OpType::ALLREDUCE, premultiplied(tensors, opts.reduceOp), tensors, /*in_place=*/true,
+  return enqueue(c10d::OpType::ALLREDUCE, signature_of(tensors), premultiplied(tensors, opts.reduceOp), tensors,
+                 /*in_place=*/true,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.allreduce(in, gloo_opts); },
                  averaged(opts.reduceOp, getSize()));
 }
@@ -282,7 +329,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce_coalesced(Tensors& te
   if (all_on_cpu({&tensors})) return gloo_->allreduce_coalesced(tensors, opts);
   auto gloo_opts = opts;
   gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
-  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, premultiplied(tensors, opts.reduceOp), tensors, /*in_place=*/true,
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, signature_of(tensors), premultiplied(tensors, opts.reduceOp),
+                 tensors, /*in_place=*/true,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.allreduce_coalesced(in, gloo_opts); },
                  averaged(opts.reduceOp, getSize()));
 }
@@ -292,8 +340,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce(Tensors& tensors, const 
   auto gloo_opts = opts;
   gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
   const bool root = getRank() == opts.rootRank;  // only the root's tensors change
-  return enqueue(c10d::OpType::REDUCE, premultiplied(tensors, opts.reduceOp), root ? tensors : Tensors{},
-                 /*in_place=*/true,
+  return enqueue(c10d::OpType::REDUCE, signature_of(tensors), premultiplied(tensors, opts.reduceOp),
+                 root ? tensors : Tensors{}, /*in_place=*/true,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.reduce(in, gloo_opts); },
                  root ? averaged(opts.reduceOp, getSize()) : Finish{});
 }
@@ -302,7 +350,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather(std::vector<Tensors>&
                                                            const c10d::AllgatherOptions& opts) {
   auto flat = flatten(outputs);
   if (all_on_cpu({&inputs, &flat})) return gloo_->allgather(outputs, inputs, opts);
-  return enqueue(c10d::OpType::ALLGATHER, inputs, flat, false,
+  return enqueue(c10d::OpType::ALLGATHER, signature_of(inputs), inputs, flat, false,
                  [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(out, like);
                    return g.allgather(lists, in, opts);
@@ -313,16 +361,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_allgather_base(at::Tensor& out
                                                                  const c10d::AllgatherOptions& opts) {
   Tensors in{input}, out{output};
   if (all_on_cpu({&in, &out})) return gloo_->_allgather_base(output, input, opts);
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, in, out, false, [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
-    return g._allgather_base(out[0], in[0], opts);
-  });
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, signature_of(in), in, out, false,
+                 [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   return g._allgather_base(out[0], in[0], opts);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_coalesced(std::vector<Tensors>& outputs, Tensors& inputs,
                                                                      const c10d::AllgatherOptions& opts) {
   auto flat = flatten(outputs);
   if (all_on_cpu({&inputs, &flat})) return gloo_->allgather_coalesced(outputs, inputs, opts);
-  return enqueue(c10d::OpType::ALLGATHER_COALESCED, inputs, flat, false,
+  return enqueue(c10d::OpType::ALLGATHER_COALESCED, signature_of(inputs), inputs, flat, false,
                  [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(out, like);
                    return g.allgather_coalesced(lists, in, opts);
@@ -332,16 +381,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_coalesced(std::vector
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_into_tensor_coalesced(Tensors& outputs, Tensors& inputs,
                                                                                  const c10d::AllgatherOptions& opts) {
   if (all_on_cpu({&inputs, &outputs})) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
-  return enqueue(c10d::OpType::COALESCED, inputs, outputs, false, [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
-    return g.allgather_into_tensor_coalesced(out, in, opts);
-  });
+  return enqueue(c10d::OpType::COALESCED, signature_of(inputs), inputs, outputs, false,
+                 [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
+                   return g.allgather_into_tensor_coalesced(out, in, opts);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::gather(std::vector<Tensors>& outputs, Tensors& inputs,
                                                         const c10d::GatherOptions& opts) {
   auto flat = flatten(outputs);
   if (all_on_cpu({&inputs, &flat})) return gloo_->gather(outputs, inputs, opts);
-  return enqueue(c10d::OpType::GATHER, inputs, flat, false,
+  return enqueue(c10d::OpType::GATHER, signature_of(inputs), inputs, flat, false,
                  [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(out, like);
                    return g.gather(lists, in, opts);
@@ -352,7 +402,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::scatter(Tensors& outputs, std::
                                                          const c10d::ScatterOptions& opts) {
   auto flat = flatten(inputs);
   if (all_on_cpu({&flat, &outputs})) return gloo_->scatter(outputs, inputs, opts);
-  return enqueue(c10d::OpType::SCATTER, flat, outputs, false,
+  return enqueue(c10d::OpType::SCATTER, signature_of(outputs), flat, outputs, false,
                  [opts, like = inputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(in, like);
                    return g.scatter(out, lists, opts);
@@ -365,7 +415,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter(Tensors& outputs
   if (all_on_cpu({&flat, &outputs})) return gloo_->reduce_scatter(outputs, inputs, opts);
   auto gloo_opts = opts;
   gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
-  return enqueue(c10d::OpType::REDUCE_SCATTER, premultiplied(flat, opts.reduceOp), outputs, false,
+  return enqueue(c10d::OpType::REDUCE_SCATTER, signature_of(outputs), premultiplied(flat, opts.reduceOp), outputs,
+                 false,
                  [gloo_opts, like = inputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(in, like);
                    return g.reduce_scatter(out, lists, gloo_opts);
@@ -379,7 +430,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_reduce_scatter_base(at::Tensor
   if (all_on_cpu({&in, &out})) return gloo_->_reduce_scatter_base(output, input, opts);
   auto gloo_opts = opts;
   gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
-  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, premultiplied(in, opts.reduceOp), out, false,
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, signature_of(out), premultiplied(in, opts.reduceOp), out, false,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
                    return g._reduce_scatter_base(out[0], in[0], gloo_opts);
                  },
@@ -391,7 +442,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter_tensor_coalesced
   if (all_on_cpu({&inputs, &outputs})) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
   auto gloo_opts = opts;
   gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
-  return enqueue(c10d::OpType::COALESCED, premultiplied(inputs, opts.reduceOp), outputs, false,
+  return enqueue(c10d::OpType::COALESCED, signature_of(outputs), premultiplied(inputs, opts.reduceOp), outputs,
+                 false,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
                    return g.reduce_scatter_tensor_coalesced(out, in, gloo_opts);
                  },
@@ -404,7 +456,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall_base(at::Tensor& outpu
                                                                const c10d::AllToAllOptions& opts) {
   Tensors in{input}, out{output};
   if (all_on_cpu({&in, &out})) return gloo_->alltoall_base(output, input, output_split_sizes, input_split_sizes, opts);
-  return enqueue(c10d::OpType::ALLTOALL_BASE, in, out, false,
+  return enqueue(c10d::OpType::ALLTOALL_BASE, signature_of(in, /*sized=*/false), in, out, false,
                  [opts, out_splits = output_split_sizes, in_splits = input_split_sizes](
                      c10d::Backend& g, Tensors& in, Tensors& out) mutable {
                    return g.alltoall_base(out[0], in[0], out_splits, in_splits, opts);
@@ -414,31 +466,31 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall_base(at::Tensor& outpu
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall(Tensors& outputs, Tensors& inputs,
                                                           const c10d::AllToAllOptions& opts) {
   if (all_on_cpu({&inputs, &outputs})) return gloo_->alltoall(outputs, inputs, opts);
-  return enqueue(c10d::OpType::ALLTOALL, inputs, outputs, false,
+  return enqueue(c10d::OpType::ALLTOALL, signature_of(inputs, /*sized=*/false), inputs, outputs, false,
                  [opts](c10d::Backend& g, Tensors& in, Tensors& out) { return g.alltoall(out, in, opts); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::send(Tensors& tensors, int dst_rank, int tag) {
   if (all_on_cpu({&tensors})) return gloo_->send(tensors, dst_rank, tag);
-  return enqueue(c10d::OpType::SEND, tensors, {}, false,
+  return enqueue(c10d::OpType::SEND, std::nullopt, tensors, {}, false,
                  [dst_rank, tag](c10d::Backend& g, Tensors& in, Tensors&) { return g.send(in, dst_rank, tag); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::recv(Tensors& tensors, int src_rank, int tag) {
   if (all_on_cpu({&tensors})) return gloo_->recv(tensors, src_rank, tag);
-  return enqueue(c10d::OpType::RECV, {}, tensors, false,
+  return enqueue(c10d::OpType::RECV, std::nullopt, {}, tensors, false,
                  [src_rank, tag](c10d::Backend& g, Tensors&, Tensors& out) { return g.recv(out, src_rank, tag); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::recvAnysource(Tensors& tensors, int tag) {
   if (all_on_cpu({&tensors})) return gloo_->recvAnysource(tensors, tag);
-  return enqueue(c10d::OpType::RECVANYSOURCE, {}, tensors, false,
+  return enqueue(c10d::OpType::RECVANYSOURCE, std::nullopt, {}, tensors, false,
                  [tag](c10d::Backend& g, Tensors&, Tensors& out) { return g.recvAnysource(out, tag); });
 }
 
 // Queued like the collectives, so that it completes after the ones called before it.
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::barrier(const c10d::BarrierOptions& opts) {
-  return enqueue(c10d::OpType::BARRIER, {}, {}, false,
+  return enqueue(c10d::OpType::BARRIER, signature_of({}), {}, {}, false,
                  [opts](c10d::Backend& g, Tensors&, Tensors&) { return g.barrier(opts); });
 }
 

@@ -14,6 +14,11 @@
 //
 // Reductions Gloo lacks run on the device: PREMUL_SUM multiplies before staging, AVG divides
 // after the copy back. CPU tensors go to Gloo directly (occl also serves a group's cpu side).
+//
+// Before each collective the poster compares a small signature (collective, dtype, element
+// count) across the ranks, with one Gloo all-gather of a few integers: Gloo aborts the process
+// when ranks pass buffers of different sizes, and this turns that into an error on every rank.
+// DRAWBRIDGE_OCCL_CHECK=0 leaves it out (docs/env.md).
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +33,12 @@
 #include "distributed/occl_work.h"
 
 namespace drawbridge::distributed {
+
+// What every rank must agree on for a collective: dtype, element count (-1 where it may differ,
+// as all_to_all's splits do) and tensor count. Point-to-point ops have none.
+struct CollectiveSignature {
+  int64_t dtype, numel, count;
+};
 
 class ProcessGroupOCCL final : public c10d::Backend {
  public:
@@ -88,14 +99,17 @@ class ProcessGroupOCCL final : public c10d::Backend {
                                                                  std::vector<at::Tensor>& out)>;
   // A device-side step on the outputs after their copy back, on the copy-back stream.
   using Finish = std::function<void(std::vector<at::Tensor>& outputs)>;
+  using Signature = CollectiveSignature;
   struct Job;
   struct Streams {
     c10::Stream staging, copy_back;
   };
 
-  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> inputs,
-                                         std::vector<at::Tensor> outputs, bool in_place, Transport transport,
-                                         Finish finish = {});
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::optional<Signature> signature,
+                                         std::vector<at::Tensor> inputs, std::vector<at::Tensor> outputs,
+                                         bool in_place, Transport transport, Finish finish = {});
+  // Raises on every rank when the ranks' signatures for this collective differ.
+  void check_signatures(c10d::OpType type, const Signature& mine);
   Streams& streams(c10::DeviceIndex index);
   // Makes the staging stream wait for in-flight collectives whose outputs the inputs share memory
   // with (the copy back of `allreduce(x)` must land before a second collective reads x).
@@ -105,6 +119,7 @@ class ProcessGroupOCCL final : public c10d::Backend {
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
   std::chrono::milliseconds timeout_;
+  const bool check_collectives_;
 
   std::mutex mutex_;
   std::condition_variable posted_cv_, completed_cv_;

@@ -117,6 +117,11 @@ void apply_lazy_bits(const at::Tensor& self, const at::Tensor& src) {
 at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   TORCH_CHECK(self.defined() && src.defined(), "copy_ needs defined tensors");
   if (self.is_same(src) || self.numel() == 0) return self;
+  // Two tensors viewing the same elements the same way (load_state_dict of a model's own state):
+  // nothing to do, as on the CPU. OpenCL refuses a buffer copy onto itself.
+  if (self.is_alias_of(src) && self.storage_offset() == src.storage_offset() && same_layout(self, src) &&
+      !lazy_bits_differ(self, src))
+    return self;
   // apply_lazy_bits works on self's values: a host destination must have them first.
   if (lazy_bits_differ(self, src)) non_blocking = false;
   const bool self_ocl = self.device().type() == core::kOcl;
