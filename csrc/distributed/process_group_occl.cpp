@@ -9,16 +9,21 @@
 
 namespace drawbridge::distributed {
 
+// One transport of a collective: large in-place collectives go in pieces (chunks of one
+// tensor), so that staging one piece overlaps the transfer of the one before.
+struct ProcessGroupOCCL::Piece {
+  std::vector<at::Tensor> host_inputs, host_outputs, device_outputs;
+  std::optional<c10::Event> staged;  // its copies to the host are done
+  c10::intrusive_ptr<c10d::Work> gloo_work;
+};
+
 struct ProcessGroupOCCL::Job {
   c10::intrusive_ptr<OcclWork> work;
   std::optional<Signature> signature;
   c10::DeviceIndex device;
-  std::vector<at::Tensor> host_inputs, host_outputs;
-  std::vector<at::Tensor> device_outputs;
-  std::optional<c10::Event> staged;  // the copies to the host are done
+  std::vector<Piece> pieces;
   Transport transport;
   Finish finish;
-  c10::intrusive_ptr<c10d::Work> gloo_work;
   std::exception_ptr error;
 };
 
@@ -115,6 +120,31 @@ bool check_collectives_from_env() {
   return !(env && std::string(env) == "0");
 }
 
+int64_t chunk_bytes_from_env() {
+  const char* env = std::getenv("DRAWBRIDGE_OCCL_CHUNK_BYTES");
+  return env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{4} << 20;
+}
+
+// The pieces of an in-place collective of one contiguous tensor (its input may be a scaled
+// copy): chunks of about `chunk_bytes`, or the whole where chunking is off or would not pay.
+std::vector<std::pair<Tensors, Tensors>> split_in_pieces(const Tensors& inputs, const Tensors& outputs,
+                                                         bool in_place, int64_t chunk_bytes) {
+  const bool splittable = in_place && chunk_bytes > 0 && inputs.size() == 1 && outputs.size() <= 1 &&
+                          inputs[0].is_contiguous() && (outputs.empty() || outputs[0].is_contiguous()) &&
+                          inputs[0].nbytes() >= 2 * static_cast<size_t>(chunk_bytes);
+  if (!splittable) return {{inputs, outputs}};
+  const int64_t numel = inputs[0].numel();
+  const int64_t step = std::max<int64_t>(1, chunk_bytes / static_cast<int64_t>(inputs[0].element_size()));
+  std::vector<std::pair<Tensors, Tensors>> pieces;
+  for (int64_t start = 0; start < numel; start += step) {
+    const int64_t length = std::min(step, numel - start);
+    Tensors in{inputs[0].view(-1).narrow(0, start, length)}, out;
+    if (!outputs.empty()) out.push_back(outputs[0].view(-1).narrow(0, start, length));
+    pieces.emplace_back(std::move(in), std::move(out));
+  }
+  return pieces;
+}
+
 std::string describe(c10d::OpType type, int64_t dtype, int64_t numel, int64_t count) {
   std::string d = c10d::opTypeToString(type);
   if (count > 0) {
@@ -136,7 +166,8 @@ ProcessGroupOCCL::ProcessGroupOCCL(c10::intrusive_ptr<c10d::Backend> gloo, int r
     : c10d::Backend(rank, size),
       gloo_(std::move(gloo)),
       timeout_(timeout),
-      check_collectives_(check_collectives_from_env()) {
+      check_collectives_(check_collectives_from_env()),
+      chunk_bytes_(chunk_bytes_from_env()) {
   TORCH_CHECK(gloo_ && gloo_->getRank() == rank && gloo_->getSize() == size,
               "occl: the Gloo backend must belong to the same group (rank ", rank, " of ", size, ")");
   poster_ = std::thread([this] { post_loop(); });
@@ -213,27 +244,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::enqueue(c10d::OpType type, std:
   Streams& s = streams(index);
   c10::Event compute_done(core::kOcl);
   compute_done.record(core::current_stream(index));
-  {
-    c10::StreamGuard guard(s.staging);
-    compute_done.block(s.staging);
-    order_after_pending_writes(inputs, s.staging);
-    for (const auto& t : inputs) {
-      job->host_inputs.push_back(pinned_like(t));
-      job->host_inputs.back().copy_(t, /*non_blocking=*/true);
+  c10::StreamGuard guard(s.staging);
+  compute_done.block(s.staging);
+  order_after_pending_writes(inputs, s.staging);
+  for (auto& [piece_inputs, piece_outputs] : split_in_pieces(inputs, outputs, in_place, chunk_bytes_)) {
+    Piece& piece = job->pieces.emplace_back();
+    for (const auto& t : piece_inputs) {
+      piece.host_inputs.push_back(pinned_like(t));
+      piece.host_inputs.back().copy_(t, /*non_blocking=*/true);
     }
-    job->staged.emplace(core::kOcl);
-    job->staged->record(s.staging);
+    piece.staged.emplace(core::kOcl);
+    piece.staged->record(s.staging);
+    if (in_place)
+      piece.host_outputs = piece.host_inputs;
+    else
+      for (const auto& t : piece_outputs) piece.host_outputs.push_back(pinned_like(t));
+    piece.device_outputs = std::move(piece_outputs);
   }
-  if (in_place)
-    job->host_outputs = job->host_inputs;
-  else
-    for (const auto& t : outputs) job->host_outputs.push_back(pinned_like(t));
-  job->device_outputs = std::move(outputs);
 
   auto work = job->work;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!job->device_outputs.empty()) in_flight_.push_back(work);
+    if (!outputs.empty()) in_flight_.push_back(work);
     to_post_.push_back(std::move(job));
   }
   posted_cv_.notify_one();
@@ -251,9 +283,12 @@ void ProcessGroupOCCL::post_loop() {
       to_post_.pop_front();
     }
     try {
-      job->staged->synchronize();
-      if (job->signature) check_signatures(job->work->retrieveOpType(), *job->signature);
-      job->gloo_work = job->transport(*gloo_, job->host_inputs, job->host_outputs);
+      for (auto& piece : job->pieces) {
+        piece.staged->synchronize();
+        if (job->signature && &piece == &job->pieces.front())
+          check_signatures(job->work->retrieveOpType(), *job->signature);
+        piece.gloo_work = job->transport(*gloo_, piece.host_inputs, piece.host_outputs);
+      }
     } catch (...) {
       job->error = std::current_exception();
     }
@@ -276,30 +311,28 @@ void ProcessGroupOCCL::complete_loop() {
       to_complete_.pop_front();
     }
     int source_rank = -1;
-    std::optional<c10::Event> copied_back;
-    try {
-      if (!job->error) {
-        job->gloo_work->wait(timeout_);
-        if (job->work->retrieveOpType() == c10d::OpType::RECVANYSOURCE) source_rank = job->gloo_work->sourceRank();
-      }
-    } catch (...) {
-      job->error = std::current_exception();
-    }
-    // The device stays untouched when the transport failed: no partial results are copied back.
+    // The device stays untouched when a transport failed: its piece is not copied back (pieces
+    // copied back before it hold their final values).
     c10::StreamGuard guard(streams(job->device).copy_back);
-    if (!job->error) {
+    for (auto& piece : job->pieces) {
+      if (job->error) break;
       try {
-        for (const auto i : c10::irange(job->device_outputs.size())) {
-          auto& out = job->device_outputs[i];
-          out.copy_(job->host_outputs[i], /*non_blocking=*/true);
+        piece.gloo_work->wait(timeout_);
+        if (job->work->retrieveOpType() == c10d::OpType::RECVANYSOURCE) source_rank = piece.gloo_work->sourceRank();
+        for (const auto i : c10::irange(piece.device_outputs.size())) {
+          auto& out = piece.device_outputs[i];
+          out.copy_(piece.host_outputs[i], /*non_blocking=*/true);
           out.record_stream(guard.current_stream());  // freed by the caller before the copy has run
         }
-        if (job->finish) job->finish(job->device_outputs);
-        copied_back.emplace(core::kOcl);
-        copied_back->record(guard.current_stream());
+        if (job->finish) job->finish(piece.device_outputs);
       } catch (...) {
         job->error = std::current_exception();
       }
+    }
+    std::optional<c10::Event> copied_back;
+    if (!job->error) {
+      copied_back.emplace(core::kOcl);
+      copied_back->record(guard.current_stream());
     }
     job->work->complete(job->error, std::move(copied_back), source_rank);
   }

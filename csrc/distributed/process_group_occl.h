@@ -12,6 +12,10 @@
 //                   and the device-side steps Gloo lacks (AVG's division) on the copy-back
 //                   stream, and completes the Work and its future.
 //
+// A large broadcast / all-reduce / reduce of one tensor goes in pieces of
+// DRAWBRIDGE_OCCL_CHUNK_BYTES (4 MiB): the poster starts a piece's transport as soon as that piece
+// is staged and the completer copies one back while the next is in transit.
+//
 // Reductions Gloo lacks run on the device: PREMUL_SUM multiplies before staging, AVG divides
 // after the copy back. CPU tensors go to Gloo directly (occl also serves a group's cpu side).
 //
@@ -100,6 +104,7 @@ class ProcessGroupOCCL final : public c10d::Backend {
   // A device-side step on the outputs after their copy back, on the copy-back stream.
   using Finish = std::function<void(std::vector<at::Tensor>& outputs)>;
   using Signature = CollectiveSignature;
+  struct Piece;
   struct Job;
   struct Streams {
     c10::Stream staging, copy_back;
@@ -120,6 +125,7 @@ class ProcessGroupOCCL final : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> gloo_;
   std::chrono::milliseconds timeout_;
   const bool check_collectives_;
+  const int64_t chunk_bytes_;  // DRAWBRIDGE_OCCL_CHUNK_BYTES
 
   std::mutex mutex_;
   std::condition_variable posted_cv_, completed_cv_;

@@ -197,11 +197,36 @@ def functional(rank, size):
               "functional reduce_scatter_tensor")
 
 
+def in_pieces(rank, size):
+    """Tensors larger than two of occl's pieces (DRAWBRIDGE_OCCL_CHUNK_BYTES; the suite runs this
+    file once with small pieces) go in chunks: the last one shorter, results as one piece."""
+    for op in [R.SUM, "avg", "premul", R.MAX]:
+        # whole numbers: sums are exact in any order (pieces change gloo's order on 3+ ranks)
+        x = rank_data((50, 37), torch.int64, rank).float()
+        ref_op, after = reference_reduce(op, size)
+        want = x * 0.5 if op == "premul" else x.clone()
+        dist.all_reduce(want, op=ref_op)
+        if after:
+            want = after(want)
+        got = x.to("ocl")
+        dist.all_reduce(got, op=device_op(op))
+        check(got, want, f"all_reduce in pieces {op}")
+        got = x.to("ocl")
+        dist.reduce(got, dst=0, op=device_op(op))
+        check(got, want if rank == 0 else x, f"reduce in pieces {op}")
+    y = rank_data((1001,), torch.int64, rank)
+    want = y.clone()
+    dist.broadcast(want, src=1 % size)
+    got = y.to("ocl")
+    dist.broadcast(got, src=1 % size)
+    check(got, want, "broadcast in pieces")
+
+
 def asynchronous(rank, size):
     """async_op works overlap: several in flight, a second collective on the same tensor ordered
     after the first, futures complete with the output tensors."""
-    x = rank_data((1000,), torch.float32, rank).to("ocl")
-    want = rank_data((1000,), torch.float32, rank)
+    x = rank_data((1000,), torch.int64, rank).float().to("ocl")  # whole numbers, as in_pieces
+    want = rank_data((1000,), torch.int64, rank).float()
     dist.all_reduce(want)
     dist.all_reduce(want)
     w1 = dist.all_reduce(x, async_op=True)
@@ -217,7 +242,8 @@ def asynchronous(rank, size):
 
 if __name__ == "__main__":
     rank, size = init("cpu:gloo,ocl:occl")
-    for case in (all_reduce_family, gathers, reduce_scatters, all_to_all, point_to_point, functional, asynchronous):
+    for case in (all_reduce_family, gathers, reduce_scatters, all_to_all, point_to_point, functional, in_pieces,
+                 asynchronous):
         case(rank, size)
     dist.destroy_process_group()
     print(f"rank {rank}: collectives ok")
