@@ -60,6 +60,10 @@ def test_fsdp2_trains_as_one_process():
     assert_every_rank(torchrun("fsdp.py"), 2, "fsdp ok")
 
 
+def test_collectives_in_compiled_graphs_and_compiled_ddp():
+    assert_every_rank(torchrun("compiled.py"), 2, "compiled ok")
+
+
 def test_tensor_parallel_and_checkpoint(tmp_path):
     assert_every_rank(torchrun("tensor_parallel.py", str(tmp_path / "ckpt")), 2, "tensor parallel and checkpoint ok")
 
