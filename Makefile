@@ -75,6 +75,7 @@ bench: install
 	$(PY) bench/optimizer_step.py
 	$(PY) bench/compile.py
 	$(PY) bench/custom_kernel.py
+	$(PY) bench/allreduce.py
 
 clean:
 	rm -rf build *.egg-info
