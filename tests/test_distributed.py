@@ -60,6 +60,10 @@ def test_fsdp2_trains_as_one_process():
     assert_every_rank(torchrun("fsdp.py"), 2, "fsdp ok")
 
 
+def test_gpt_trains_under_ddp_and_fsdp2_as_one_process():
+    assert_every_rank(torchrun("gpt_models.py"), 2, "gpt ok")
+
+
 def test_collectives_in_compiled_graphs_and_compiled_ddp():
     assert_every_rank(torchrun("compiled.py"), 2, "compiled ok")
 
