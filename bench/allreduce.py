@@ -69,7 +69,7 @@ def ddp_step_times(rank, size, steps=5):
 
     torch.manual_seed(0)
     model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(1024, 1024), nn.ReLU())]).to("ocl")
-    ddp = DDP(model)
+    ddp = DDP(model, bucket_cap_mb=4)  # 16 MB of gradients in 4-5 buckets, to overlap
     x = torch.randn(64, 1024, device="ocl")
 
     def step():

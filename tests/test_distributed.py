@@ -64,6 +64,13 @@ def test_gpt_trains_under_ddp_and_fsdp2_as_one_process():
     assert_every_rank(torchrun("gpt_models.py"), 2, "gpt ok")
 
 
+def test_the_ddp_example_trains():
+    example = os.path.join(os.path.dirname(WORKERS), os.pardir, "examples", "train_ddp.py")
+    losses = [float(line.split("loss ")[1]) for line in torchrun(os.path.abspath(example)).splitlines()
+              if line.startswith("step ")]
+    assert len(losses) == 6 and losses[-1] < losses[0] / 10, losses
+
+
 def test_collectives_in_compiled_graphs_and_compiled_ddp():
     assert_every_rank(torchrun("compiled.py"), 2, "compiled ok")
 
