@@ -62,10 +62,16 @@ struct WindowDesc {
   cl_long batch, channels;
   cl_long image[3], out[3], window[3], stride[3], padding[3], dilation[3];
   cl_long image_stride[5];
+  cl_long column_stride[2];
 };
 
-WindowDesc window_desc(const ConvGeometry& g, int64_t batch, int64_t channels) {
-  WindowDesc d{batch, channels, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0, 0, 0}};
+// Where a sample's columns go: unfold/fold's (N, C * K, L), or (C * K, N, L) for convolutions,
+// which multiply the whole batch's columns in one GEMM per group instead of one per sample.
+enum class ColumnLayout { per_sample, batch_in_columns };
+
+WindowDesc window_desc(const ConvGeometry& g, int64_t batch, int64_t channels, ColumnLayout layout) {
+  WindowDesc d{batch, channels, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0, 0, 0},
+               {0, 0}};
   const size_t lead = 3 - g.image.size();
   for (size_t k = 0; k < g.image.size(); ++k) {
     d.image[lead + k] = g.image[k];
@@ -75,6 +81,9 @@ WindowDesc window_desc(const ConvGeometry& g, int64_t batch, int64_t channels) {
     d.padding[lead + k] = g.padding[k];
     d.dilation[lead + k] = g.dilation[k];
   }
+  const int64_t rows = channels * c10::multiply_integers(g.kernel), columns = c10::multiply_integers(g.out_size);
+  d.column_stride[0] = layout == ColumnLayout::per_sample ? rows * columns : columns;
+  d.column_stride[1] = layout == ColumnLayout::per_sample ? columns : batch * columns;
   return d;
 }
 
@@ -92,12 +101,15 @@ void launch_windows(const char* name, const char* token, const WindowDesc& desc,
                   o.mem, o_offset, i.mem, i_offset);
 }
 
-// im2col: columns (N, groups, C/groups * K, L) of the image, zeros where a window hangs over.
-at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g) {
+// im2col: the columns of the image, zeros where a window hangs over: (N, groups, C/groups * K, L)
+// per sample, or (groups, C/groups * K, N * L) with the batch in the columns.
+at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g, ColumnLayout layout) {
   const int64_t n = image.size(0), channels = image.size(1);
   const int64_t kernel = c10::multiply_integers(g.kernel), columns = c10::multiply_integers(g.out_size);
-  at::Tensor cols = at::empty({n, g.groups, channels / g.groups * kernel, columns}, image.options());
-  WindowDesc d = window_desc(g, n, channels);
+  const int64_t rows = channels / g.groups * kernel;
+  at::Tensor cols = layout == ColumnLayout::per_sample ? at::empty({n, g.groups, rows, columns}, image.options())
+                                                       : at::empty({g.groups, rows, n * columns}, image.options());
+  WindowDesc d = window_desc(g, n, channels, layout);
   d.image_stride[0] = image.stride(0);
   d.image_stride[1] = image.stride(1);
   for (size_t k = 0; k < g.image.size(); ++k) d.image_stride[2 + 3 - g.image.size() + k] = image.stride(2 + k);
@@ -107,15 +119,15 @@ at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g) {
 }
 
 // col2im: the image (N, channels, image...) whose every element sums the column entries that
-// im2col would have taken from it.
-at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, int64_t channels) {
-  const int64_t n = columns.size(0);
+// im2col would have taken from it, for a batch of n samples.
+at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, int64_t n, int64_t channels,
+                            ColumnLayout layout) {
   const char* token = kernels::dtype_token(columns.scalar_type());
   TORCH_CHECK_NOT_IMPLEMENTED(token, "col2im on ocl does not support ", columns.scalar_type());
   std::vector<int64_t> shape{n, channels};
   shape.insert(shape.end(), g.image.begin(), g.image.end());
   at::Tensor image = at::empty(shape, columns.options());
-  WindowDesc d = window_desc(g, n, channels);
+  WindowDesc d = window_desc(g, n, channels, layout);
   launch_windows("col2im", token, d, image, columns.contiguous(), n * channels * d.image[0] * d.image[1]);
   return image;
 }
@@ -124,32 +136,38 @@ at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, in
 // so that a result (bias included) is rounded once, as on the CPU.
 at::Tensor wide(const at::Tensor& t) { return t.to(kernels::compute_type(t.scalar_type())); }
 
+// A result-shaped tensor (N, O, out...) as the GEMMs see it: (groups, O/groups, N * L).
+at::Tensor result_as_matrix(const at::Tensor& result, int64_t groups) {
+  const int64_t n = result.size(0), channels = result.size(1);
+  return wide(result).reshape({n, channels, -1}).transpose(0, 1).reshape({groups, channels / groups, -1});
+}
+
 // (N, O, out...) = weight (O, C/groups, K...) applied to every window of input (N, C, image...).
 at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
   const int64_t n = input.size(0), out_channels = weight.size(0);
-  at::Tensor cols = image_to_columns(wide(input), g);
-  at::Tensor out = at::matmul(wide(weight).reshape({1, g.groups, out_channels / g.groups, -1}), cols);
+  at::Tensor cols = image_to_columns(wide(input), g, ColumnLayout::batch_in_columns);
+  at::Tensor out = at::matmul(wide(weight).reshape({g.groups, out_channels / g.groups, -1}), cols);
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
-  return out.reshape(shape);
+  return out.reshape({out_channels, n, -1}).transpose(0, 1).reshape(shape);
 }
 
 // The adjoint of correlate: (N, C, image...) from a result-shaped tensor (N, O, out...).
 at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight, const ConvGeometry& g,
                              int64_t channels) {
-  const int64_t n = result.size(0), out_channels = weight.size(0);
-  at::Tensor w = wide(weight).reshape({1, g.groups, out_channels / g.groups, -1});
-  at::Tensor cols = at::matmul(w.transpose(-1, -2), wide(result).reshape({n, g.groups, out_channels / g.groups, -1}));
-  return columns_to_image(cols, g, channels);
+  const int64_t out_channels = weight.size(0);
+  at::Tensor w = wide(weight).reshape({g.groups, out_channels / g.groups, -1});
+  at::Tensor cols = at::matmul(w.transpose(-1, -2), result_as_matrix(result, g.groups));
+  return columns_to_image(cols, g, result.size(0), channels, ColumnLayout::batch_in_columns);
 }
 
 // The weight gradient of correlate: windows of `image` against the result-shaped `result`.
 at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& result, const at::Tensor& weight,
                                  const ConvGeometry& g) {
-  const int64_t n = result.size(0), out_channels = weight.size(0);
-  at::Tensor cols = image_to_columns(wide(image), g);
-  at::Tensor r = wide(result).reshape({n, g.groups, out_channels / g.groups, -1});
-  return at::matmul(r, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes()).to(weight.scalar_type());
+  at::Tensor cols = image_to_columns(wide(image), g, ColumnLayout::batch_in_columns);
+  return at::matmul(result_as_matrix(result, g.groups), cols.transpose(-1, -2))
+      .reshape(weight.sizes())
+      .to(weight.scalar_type());
 }
 
 at::Tensor bias_grad(const at::Tensor& grad_output) {
@@ -264,7 +282,7 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntAr
   if (batch.size(0) == 0)
     return at::empty({0, batch.size(1) * c10::multiply_integers(g.kernel), c10::multiply_integers(g.out_size)},
                      self.options());
-  at::Tensor cols = image_to_columns(batch, g);
+  at::Tensor cols = image_to_columns(batch, g, ColumnLayout::per_sample);
   cols = cols.reshape({batch.size(0), cols.size(2), cols.size(3)});
   return self.dim() == 3 ? cols.squeeze(0) : cols;
 }
@@ -288,7 +306,7 @@ at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size, at::I
   const int64_t channels = batch.size(1) / kernel;
   if (batch.size(0) == 0) return at::empty({0, channels, g.image[0], g.image[1]}, self.options());
   at::Tensor image =
-      columns_to_image(wide(batch), g, channels).to(self.scalar_type());
+      columns_to_image(wide(batch), g, batch.size(0), channels, ColumnLayout::per_sample).to(self.scalar_type());
   return self.dim() == 2 ? image.squeeze(0) : image;
 }
 

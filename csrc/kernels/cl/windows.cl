@@ -1,6 +1,8 @@
 // im2col and col2im for convolutions of 1 to 3 spatial dims (fewer dims are padded with leading
-// dims of size 1). Columns are (N, C * K, L) dense: row (c, k_0, k_1, k_2), column (o_0, o_1, o_2);
-// K = prod(window), the kernel's extent (`kernel` is a keyword of OpenCL C).
+// dims of size 1). Columns hold row (c, k_0, k_1, k_2) and column (o_0, o_1, o_2) of sample n at
+// n * column_stride[0] + row * column_stride[1] + column: (N, C * K, L) for unfold/fold, or
+// (C * K, N, L) for convolutions, whose whole batch is then one GEMM. K = prod(window), the
+// kernel's extent (`kernel` is a keyword of OpenCL C).
 // A window position reads image position o * stride - padding + k * dilation, or 0 outside the
 // image, so no padded copy of the image is made.
 //
@@ -11,6 +13,7 @@ typedef struct {
   long batch, channels;
   long image[3], out[3], window[3], stride[3], padding[3], dilation[3];
   long image_stride[5];  // elements, of (n, c, d_0, d_1, d_2); im2col's input may be strided
+  long column_stride[2];  // elements, of (n, row)
 } WindowDesc;
 
 #define ELEMENTS(base, offset) ((__global ST(T)*)((base) + (offset)))
@@ -30,8 +33,7 @@ __kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
   const long k0 = (row / (d.window[2] * d.window[1])) % d.window[0], c = row / kernel_size;
   const long p0 = o0 * d.stride[0] - d.padding[0] + k0 * d.dilation[0];
   const long p1 = o1 * d.stride[1] - d.padding[1] + k1 * d.dilation[1];
-  const long columns = d.out[0] * d.out[1] * d.out[2];
-  __global ST(T)* out = ELEMENTS(base0, offset0) + (n * d.channels * kernel_size + row) * columns +
+  __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * d.column_stride[1] +
                         (o0 * d.out[1] + o1) * d.out[2];
   const bool inside = p0 >= 0 && p0 < d.image[0] && p1 >= 0 && p1 < d.image[1];
   __global const ST(T)* in = ELEMENTS(base1, offset1) + n * d.image_stride[0] + c * d.image_stride[1] +
@@ -53,8 +55,7 @@ __kernel void col2im(WindowDesc d, OPERAND(0), OPERAND(1)) {
   const long p0 = id % d.image[0];
   id /= d.image[0];
   const long c = id % d.channels, n = id / d.channels;
-  const long columns = d.out[0] * d.out[1] * d.out[2];
-  __global const ST(T)* cols = ELEMENTS(base1, offset1) + (n * d.channels + c) * kernel_size * columns;
+  __global const ST(T)* cols = ELEMENTS(base1, offset1) + n * d.column_stride[0] + c * kernel_size * d.column_stride[1];
   __global ST(T)* out = ELEMENTS(base0, offset0) + ((n * d.channels + c) * d.image[0] + p0) * d.image[1] * d.image[2] +
                         p1 * d.image[2];
   for (long p2 = 0; p2 < d.image[2]; ++p2) {
@@ -70,7 +71,7 @@ __kernel void col2im(WindowDesc d, OPERAND(0), OPERAND(1)) {
           if (q2 < 0 || q2 % d.stride[2] != 0 || q2 / d.stride[2] >= d.out[2]) continue;
           const long k = (k0 * d.window[1] + k1) * d.window[2] + k2;
           const long o = ((q0 / d.stride[0]) * d.out[1] + q1 / d.stride[1]) * d.out[2] + q2 / d.stride[2];
-          sum += cols[k * columns + o];
+          sum += cols[k * d.column_stride[1] + o];
         }
       }
     }
