@@ -31,6 +31,17 @@ def check_against_cpu(fn, *shapes, rtol=1e-5, atol=1e-5, seed=0):
             torch.testing.assert_close(a.cpu(), b, rtol=rtol, atol=atol)
 
 
+# Convolutions multiply per sample when a sample has at least 512 output positions, and the
+# whole batch in one GEMM below that (csrc/ops/convolution.cpp): both sides of the line, with
+# groups, stride and padding, forward and both gradients.
+@pytest.mark.parametrize("image", [12, 24, 46])
+def test_conv2d_on_both_sides_of_the_one_gemm_line(native_only, image):
+    check_against_cpu(lambda x, w, b: F.conv2d(x, w, b, stride=1 if image < 46 else 2, padding=1, groups=2),
+                      (3, 4, image, image), (6, 2, 3, 3), (6,), rtol=1e-4, atol=1e-4)
+    check_against_cpu(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, groups=2),
+                      (2, 4, image // 2, image // 2 + 1), (4, 3, 3, 3), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("kw", [
     dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(dilation=2, padding=2),
     dict(stride=3, groups=2, output_padding=2),
