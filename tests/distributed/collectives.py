@@ -39,24 +39,25 @@ def ops_for(dtype):
     return ops
 
 
+def check_all_reduce_and_reduce(x, op, size, what, root):
+    """all_reduce and reduce (to `root`: only its tensor changes) of x on ocl against gloo."""
+    ref_op, after = reference_reduce(op, size)
+    want = x * 0.5 if op == "premul" else x.clone()
+    dist.all_reduce(want, op=ref_op)
+    if after:
+        want = after(want)
+    got = x.to("ocl")
+    dist.all_reduce(got, op=device_op(op))
+    check(got, want, f"all_reduce {what} {op}")
+    got = x.to("ocl")
+    dist.reduce(got, dst=root, op=device_op(op))
+    check(got, want if dist.get_rank() == root else x, f"reduce {what} {op}")
+
+
 def all_reduce_family(rank, size):
     for dtype in DTYPES:
         for op in ops_for(dtype):
-            x = rank_data((5, 7), dtype, rank)
-            ref_op, after = reference_reduce(op, size)
-            want = (x * 0.5 if op == "premul" else x.clone())
-            dist.all_reduce(want, op=ref_op)
-            if after:
-                want = after(want)
-            got = x.to("ocl")
-            dist.all_reduce(got, op=device_op(op))
-            check(got, want, f"all_reduce {dtype} {op}")
-
-            # reduce to the last rank: only its tensor changes
-            root = size - 1
-            got = x.to("ocl")
-            dist.reduce(got, dst=root, op=device_op(op))
-            check(got, want if rank == root else x, f"reduce {dtype} {op}")
+            check_all_reduce_and_reduce(rank_data((5, 7), dtype, rank), op, size, dtype, root=size - 1)
 
         # coalesced, and a non-contiguous input (a transposed view is reduced in place)
         xs = [rank_data((3, 4), dtype, rank, salt=i) for i in range(3)]
@@ -202,18 +203,7 @@ def in_pieces(rank, size):
     file once with small pieces) go in chunks: the last one shorter, results as one piece."""
     for op in [R.SUM, "avg", "premul", R.MAX]:
         # whole numbers: sums are exact in any order (pieces change gloo's order on 3+ ranks)
-        x = rank_data((50, 37), torch.int64, rank).float()
-        ref_op, after = reference_reduce(op, size)
-        want = x * 0.5 if op == "premul" else x.clone()
-        dist.all_reduce(want, op=ref_op)
-        if after:
-            want = after(want)
-        got = x.to("ocl")
-        dist.all_reduce(got, op=device_op(op))
-        check(got, want, f"all_reduce in pieces {op}")
-        got = x.to("ocl")
-        dist.reduce(got, dst=0, op=device_op(op))
-        check(got, want if rank == 0 else x, f"reduce in pieces {op}")
+        check_all_reduce_and_reduce(rank_data((50, 37), torch.int64, rank).float(), op, size, "in pieces", root=0)
     y = rank_data((1001,), torch.int64, rank)
     want = y.clone()
     dist.broadcast(want, src=1 % size)
