@@ -278,7 +278,11 @@ void ProcessGroupOCCL::post_loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       posted_cv_.wait(lock, [this] { return stopping_ || !to_post_.empty(); });
-      if (to_post_.empty()) return;
+      if (to_post_.empty()) {
+        poster_done_ = true;  // the completer finishes what is left, then stops
+        completed_cv_.notify_all();
+        return;
+      }
       job = std::move(to_post_.front());
       to_post_.pop_front();
     }
@@ -305,7 +309,7 @@ void ProcessGroupOCCL::complete_loop() {
     std::shared_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      completed_cv_.wait(lock, [this] { return !to_complete_.empty() || (stopping_ && to_post_.empty()); });
+      completed_cv_.wait(lock, [this] { return !to_complete_.empty() || poster_done_; });
       if (to_complete_.empty()) return;
       job = std::move(to_complete_.front());
       to_complete_.pop_front();

@@ -132,7 +132,7 @@ class ProcessGroupOCCL final : public c10d::Backend {
   std::deque<std::shared_ptr<Job>> to_post_, to_complete_;
   std::deque<c10::intrusive_ptr<OcclWork>> in_flight_;  // works with device outputs, oldest first
   std::map<c10::DeviceIndex, Streams> streams_;
-  bool stopping_ = false;
+  bool stopping_ = false, poster_done_ = false;
   std::thread poster_, completer_;
 };
 
