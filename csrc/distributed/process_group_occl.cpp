@@ -287,10 +287,10 @@ void ProcessGroupOCCL::post_loop() {
       to_post_.pop_front();
     }
     try {
+      // The ranks compare signatures while the device copies the inputs out.
+      if (job->signature) check_signatures(job->work->retrieveOpType(), *job->signature);
       for (auto& piece : job->pieces) {
         piece.staged->synchronize();
-        if (job->signature && &piece == &job->pieces.front())
-          check_signatures(job->work->retrieveOpType(), *job->signature);
         piece.gloo_work = job->transport(*gloo_, piece.host_inputs, piece.host_outputs);
       }
     } catch (...) {
