@@ -123,6 +123,7 @@ def test_check_runs_the_script_and_reports_no_fallback(script):
     assert out.returncode == 0, out.stderr
     assert "sum True ['a', 'b']" in out.stdout
     assert "no operator fell back to the CPU" in out.stderr and "peak memory on ocl:0" in out.stderr
+    assert "device time in kernels" in out.stderr and "CLBlast GEMM" in out.stderr
 
 
 def test_check_fails_on_a_fallback_and_reports_it_as_json(script):
@@ -134,6 +135,11 @@ def test_check_fails_on_a_fallback_and_reports_it_as_json(script):
     report = json.loads(out.stdout[out.stdout.index("{"):])
     assert report["fallback"]["aten::_fft_r2c"]["calls"] == 1 and report["fallback"]["aten::_fft_r2c"]["seconds"] > 0
     assert report["peak_memory_bytes"]["ocl:0"] >= 32 * 32 * 4 and report["kernel_launches"] >= 2
+    # device time per kernel, from profiling events: the GEMM, the relu and the sum's kernels
+    kernels = report["top_kernels"]
+    assert kernels["CLBlast GEMM"]["launches"] == 1 and kernels["CLBlast GEMM"]["seconds"] > 0, kernels
+    assert sum(k["launches"] for k in kernels.values()) <= report["kernel_launches"], kernels
+    assert 0 < report["kernel_device_s"] <= report["wall_s"], report
 
 
 def test_check_passes_on_the_scripts_exit_status(script):

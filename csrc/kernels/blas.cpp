@@ -11,6 +11,7 @@
 
 #include "core/device_allocator.h"
 #include "runtime/commands.h"
+#include "runtime/kernel_times.h"
 
 namespace drawbridge::kernels {
 
@@ -104,10 +105,17 @@ CLBlastStatusCode gemm_or_injected_failure(cl_command_queue q, c10::ScalarType t
 void checked_gemm(cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k, double alpha,
                   const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch) {
   runtime::note_launch();  // one GEMM, however many kernels CLBlast splits it into
+  cl_event started = runtime::kernel_timing() ? runtime::enqueue_marker(q) : nullptr;
   CLBlastStatusCode status = gemm_or_injected_failure(q, type, m, n, k, alpha, a, b, beta, c, batch);
   if (out_of_memory(status)) {
     core::device_allocator().emptyCache();
     status = gemm_or_injected_failure(q, type, m, n, k, alpha, a, b, beta, c, batch);
+  }
+  if (started) {
+    if (status == CLBlastSuccess)
+      runtime::record_kernel_time("CLBlast GEMM", runtime::enqueue_marker(q), started);
+    else
+      clReleaseEvent(started);
   }
   TORCH_CHECK_WITH(OutOfMemoryError, !out_of_memory(status), "ocl out of memory in CLBlast GEMM (status ", status,
                    ", m=", m, " n=", n, " k=", k, " batch=", batch, ")");

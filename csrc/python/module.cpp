@@ -19,6 +19,7 @@
 #include "runtime/commands.h"
 #include "runtime/device.h"
 #include "runtime/device_list.h"
+#include "runtime/kernel_times.h"
 #include "runtime/program_cache.h"
 
 namespace py = pybind11;
@@ -244,6 +245,14 @@ PYBIND11_MODULE(_C, m) {
   bind_custom_kernels(m);
   python::bind_distributed(m);
   m.def("_launch_count", &runtime::launch_count);
+  m.def("_set_kernel_timing", &runtime::set_kernel_timing);
+  m.def("_reset_kernel_times", &runtime::reset_kernel_times);
+  m.def("_kernel_times", [] {  // name -> (launches, seconds of device time)
+    py::dict d;
+    for (const auto& [name, t] : runtime::kernel_times())
+      d[py::str(name)] = py::make_tuple(t.launches, static_cast<double>(t.nanoseconds) * 1e-9);
+    return d;
+  });
   m.def("_fail_next_gemm_calls_for_testing", &kernels::fail_next_gemm_calls_for_testing);
   m.def("_program_cache_dir", &runtime::program_cache_dir);
   m.def("_program_binaries_cached", [](int index) {

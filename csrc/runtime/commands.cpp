@@ -1,5 +1,7 @@
 #include "runtime/commands.h"
 
+#include "runtime/kernel_times.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -31,7 +33,10 @@ void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* g
     std::lock_guard<std::mutex> lock(kernel.mutex);
     for (size_t i = 0; i < nargs; ++i)
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
-    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, offset, global, local, 0, nullptr, nullptr));
+    cl_event done = nullptr;
+    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, offset, global, local, 0, nullptr,
+                                       kernel_timing() ? &done : nullptr));
+    if (done) record_kernel_time(kernel.name, done);
   }
   after_enqueue(q);
 }

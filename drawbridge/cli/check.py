@@ -1,6 +1,7 @@
 """Runs a Python script as `python SCRIPT ARGS...` would, with the CPU fallback counting, then
 reports what the script did on the device: the operators that fell back to the CPU (calls and
-the time they took), kernel launches, the peak device memory and the wall time. The exit status
+the time they took), kernel launches, the kernels that took the most device time (from OpenCL's
+profiling events), the peak device memory and the wall time. The exit status
 is the script's when it fails, else 1 when an operator fell back (unless --allow-fallback), else 0:
 a CI job can gate on "no fallback"."""
 
@@ -46,13 +47,19 @@ def run_script(path: str, args: list[str]) -> int:
         sys.argv, sys.path[:] = saved_argv, saved_path
 
 
+TOP_KERNELS = 10
+
+
 def report_of(status: int, seconds: float, launches: int) -> dict:
     uses = _C._fallback_uses()
     devices = range(torch.ocl.device_count())
+    kernels = sorted(_C._kernel_times().items(), key=lambda kv: -kv[1][1])
     return {
         "exit_status": status,
         "wall_s": round(seconds, 3),
         "kernel_launches": launches,
+        "kernel_device_s": round(sum(secs for _, (_, secs) in kernels), 6),
+        "top_kernels": {name: {"launches": n, "seconds": round(secs, 6)} for name, (n, secs) in kernels[:TOP_KERNELS]},
         "fallback": {op: {"calls": calls, "seconds": round(secs, 6)}
                      for op, (calls, secs) in sorted(uses.items(), key=lambda kv: -kv[1][1])},
         "peak_memory_bytes": {f"ocl:{i}": torch.ocl.max_memory_allocated(i) for i in devices},
@@ -65,6 +72,10 @@ def print_report(report: dict) -> None:
           f"{report['kernel_launches']} kernel launches", file=sys.stderr)
     for device, peak in report["peak_memory_bytes"].items():
         print(f"peak memory on {device}: {human_bytes(peak)}", file=sys.stderr)
+    if report["top_kernels"]:
+        print(f"device time in kernels: {report['kernel_device_s'] * 1e3:.2f} ms; the most:", file=sys.stderr)
+        for name, k in report["top_kernels"].items():
+            print(f"  {name:50s} {k['launches']:8d} launches {k['seconds'] * 1e3:10.2f} ms", file=sys.stderr)
     if not report["fallback"]:
         print("no operator fell back to the CPU", file=sys.stderr)
         return
@@ -82,11 +93,14 @@ def run(args) -> int:
     reset_fallback_report()
     for i in range(torch.ocl.device_count()):
         torch.ocl.reset_peak_memory_stats(i)
+    _C._reset_kernel_times()
+    _C._set_kernel_timing(True)
     launches, start = _C._launch_count(), time.perf_counter()
     status = run_script(args.script, args.args)
     for i in range(torch.ocl.device_count()):
         torch.ocl.synchronize(i)
     report = report_of(status, time.perf_counter() - start, _C._launch_count() - launches)
+    _C._set_kernel_timing(False)
     set_fallback_mode(mode)
     if args.json:
         sys.stdout.flush()
