@@ -8,6 +8,7 @@
 #include "runtime/commands.h"
 #include "runtime/device.h"
 #include "runtime/device_memory.h"
+#include "runtime/kernel_times.h"
 #include "runtime/program_cache.h"
 
 using namespace drawbridge::runtime;
@@ -94,6 +95,27 @@ TEST(Commands, WriteLaunchRead) {
   enqueue_read(q, ref, out.data(), out.size() * 4, true);
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 2.0f * i);
   dev.memory().free_segment(base);
+}
+
+TEST(KernelTimes, CountLaunchesOnlyWhenOn) {
+  Device& dev = device(0);
+  cl_command_queue q = dev.queue(0);
+  char* data = static_cast<char*>(dev.memory().allocate_segment(4096));
+  BufferRef ref = dev.memory().resolve(data);
+  cl_ulong offset = ref.offset;
+  Kernel& k = get_kernel(dev, "test_scale", kScaleSource, "", "scale");
+  reset_kernel_times();
+  launch(k, q, 1, 256, ref.mem, offset, 1.0f, 256u);  // timing off: not counted
+  set_kernel_timing(true);
+  for (int i = 0; i < 3; ++i) launch(k, q, 1, 256, ref.mem, offset, 1.0f, 256u);
+  set_kernel_timing(false);
+  const auto times = kernel_times();
+  ASSERT_EQ(times.count("scale"), 1u);
+  EXPECT_EQ(times.at("scale").launches, 3u);
+  EXPECT_GT(times.at("scale").nanoseconds, 0u);
+  reset_kernel_times();
+  EXPECT_TRUE(kernel_times().empty());
+  dev.memory().free_segment(data);
 }
 
 TEST(Commands, EventsOrderStreams) {
