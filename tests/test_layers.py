@@ -40,6 +40,9 @@ def test_conv2d_on_both_sides_of_the_one_gemm_line(native_only, image):
                       (3, 4, image, image), (6, 2, 3, 3), (6,), rtol=1e-4, atol=1e-4)
     check_against_cpu(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, groups=2),
                       (2, 4, image // 2, image // 2 + 1), (4, 3, 3, 3), rtol=1e-4, atol=1e-4)
+    # the layout convolution's meta function promises (torch.compile asserts it)
+    x, w = torch.randn(3, 4, image, image), torch.randn(6, 2, 3, 3)
+    assert F.conv2d(x.to("ocl"), w.to("ocl"), groups=2).stride() == F.conv2d(x, w, groups=2).stride()
 
 
 @pytest.mark.parametrize("kw", [

@@ -173,7 +173,8 @@ at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const Co
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
   if (layout == ColumnLayout::per_sample) return out.reshape(shape);
-  return out.reshape({out_channels, n, -1}).transpose(0, 1).reshape(shape);
+  // contiguous, as convolution's meta function promises (a reshape of the transpose is a view)
+  return out.reshape({out_channels, n, -1}).transpose(0, 1).contiguous().view(shape);
 }
 
 // The adjoint of correlate: (N, C, image...) from a result-shaped tensor (N, O, out...).
