@@ -74,9 +74,12 @@ std::vector<Tensors> regroup(const Tensors& flat, const std::vector<Tensors>& li
   return lists;
 }
 
-c10d::ReduceOp gloo_reduce_op(const c10d::ReduceOp& op) {
-  if (op == c10d::ReduceOp::AVG || op == c10d::ReduceOp::PREMUL_SUM) return c10d::ReduceOp(c10d::ReduceOp::SUM);
-  return op;
+// The options as Gloo runs them: AVG and PREMUL_SUM become SUM (the device does the rest).
+template <typename Options>
+Options for_gloo(Options opts) {
+  if (opts.reduceOp == c10d::ReduceOp::AVG || opts.reduceOp == c10d::ReduceOp::PREMUL_SUM)
+    opts.reduceOp = c10d::ReduceOp(c10d::ReduceOp::SUM);
+  return opts;
 }
 
 // PREMUL_SUM's factor is applied on the device, on the caller's stream, before staging.
@@ -353,8 +356,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::broadcast(Tensors& tensors, con
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce(Tensors& tensors, const c10d::AllreduceOptions& opts) {
   if (all_on_cpu({&tensors})) return gloo_->allreduce(tensors, opts);
-  auto gloo_opts = opts;
-  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::ALLREDUCE, signature_of(tensors), premultiplied(tensors, opts.reduceOp), tensors,
                  /*in_place=*/true,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.allreduce(in, gloo_opts); },
@@ -364,8 +366,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce(Tensors& tensors, con
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce_coalesced(Tensors& tensors,
                                                                      const c10d::AllreduceCoalescedOptions& opts) {
   if (all_on_cpu({&tensors})) return gloo_->allreduce_coalesced(tensors, opts);
-  auto gloo_opts = opts;
-  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::ALLREDUCE_COALESCED, signature_of(tensors), premultiplied(tensors, opts.reduceOp),
                  tensors, /*in_place=*/true,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.allreduce_coalesced(in, gloo_opts); },
@@ -374,8 +375,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce_coalesced(Tensors& te
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce(Tensors& tensors, const c10d::ReduceOptions& opts) {
   if (all_on_cpu({&tensors})) return gloo_->reduce(tensors, opts);
-  auto gloo_opts = opts;
-  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const auto gloo_opts = for_gloo(opts);
   const bool root = getRank() == opts.rootRank;  // only the root's tensors change
   return enqueue(c10d::OpType::REDUCE, signature_of(tensors), premultiplied(tensors, opts.reduceOp),
                  root ? tensors : Tensors{}, /*in_place=*/true,
@@ -450,8 +450,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter(Tensors& outputs
                                                                 const c10d::ReduceScatterOptions& opts) {
   auto flat = flatten(inputs);
   if (all_on_cpu({&flat, &outputs})) return gloo_->reduce_scatter(outputs, inputs, opts);
-  auto gloo_opts = opts;
-  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::REDUCE_SCATTER, signature_of(outputs), premultiplied(flat, opts.reduceOp), outputs,
                  false,
                  [gloo_opts, like = inputs](c10d::Backend& g, Tensors& in, Tensors& out) {
@@ -465,8 +464,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_reduce_scatter_base(at::Tensor
                                                                       const c10d::ReduceScatterOptions& opts) {
   Tensors in{input}, out{output};
   if (all_on_cpu({&in, &out})) return gloo_->_reduce_scatter_base(output, input, opts);
-  auto gloo_opts = opts;
-  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, signature_of(out), premultiplied(in, opts.reduceOp), out, false,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
                    return g._reduce_scatter_base(out[0], in[0], gloo_opts);
@@ -477,8 +475,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_reduce_scatter_base(at::Tensor
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter_tensor_coalesced(
     Tensors& outputs, Tensors& inputs, const c10d::ReduceScatterOptions& opts) {
   if (all_on_cpu({&inputs, &outputs})) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
-  auto gloo_opts = opts;
-  gloo_opts.reduceOp = gloo_reduce_op(opts.reduceOp);
+  const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::COALESCED, signature_of(outputs), premultiplied(inputs, opts.reduceOp), outputs,
                  false,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
