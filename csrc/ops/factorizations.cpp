@@ -31,6 +31,7 @@
 
 #include <cmath>
 
+#include "core/device_state.h"
 #include "ops/matrix_kernels.h"
 #include "ops/out_arguments.h"
 
@@ -271,7 +272,8 @@ Tensor permutation_sign(const Tensor& pivots, c10::ScalarType type) {
 
 Tensor3 linalg_det_impl(const Tensor& A) {
   auto [det_meta, LU_meta, pivots_meta] = at::_linalg_det(meta(A));
-  auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A, true, false);
+  // The LU of A^T, as the CPU's: det(A^T) = det(A), and the backward reads A^{-T} from it.
+  auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A.mT(), true, false);
   Tensor det = LU.diagonal(0, -2, -1).prod(-1) * permutation_sign(pivots, A.scalar_type());
   return {like(det_meta, A.device()).copy_(det), LU, pivots};
 }
@@ -286,7 +288,7 @@ std::tuple<Tensor&, Tensor&, Tensor&> linalg_det_out(const Tensor& A, Tensor& de
 
 Tensor4 linalg_slogdet_impl(const Tensor& A) {
   auto [sign_meta, log_meta, LU_meta, pivots_meta] = at::_linalg_slogdet(meta(A));
-  auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A, true, false);
+  auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A.mT(), true, false);  // as linalg_det's
   Tensor diagonal = LU.diagonal(0, -2, -1);
   Tensor sign = diagonal.sign().prod(-1) * permutation_sign(pivots, A.scalar_type());
   Tensor logabsdet = diagonal.abs().log().sum(-1);
@@ -447,21 +449,24 @@ Tensor& ormqr_out(const Tensor& V, const Tensor& tau, const Tensor& C, bool left
 
 // --- matrix_exp ------------------------------------------------------------------------------
 
-// Scaling and squaring: exp(A) = exp(A / 2^s)^(2^s), with the norm of A / 2^s at most 1/2 and a
-// Taylor polynomial there accurate to the dtype's rounding (degree 10 for float32, 18 for
-// float64). One s serves the whole batch: the largest 1-norm decides it.
+// Scaling and squaring: exp(A) = exp(A / 2^s)^(2^s), with the 1-norm of A / 2^s at most 1/2
+// and a Taylor polynomial of degree 18 there (its remainder is below float64's rounding). One s
+// serves the whole batch: the largest norm decides it. The squarings amplify rounding, so float32
+// computes in float64 where the device has it.
 Tensor linalg_matrix_exp_impl(const Tensor& A) {
   Tensor expected = at::linalg_matrix_exp(meta(A));
   check_floating(A, "linalg.matrix_exp");
   Tensor result = like(expected, A.device());
   if (A.numel() == 0) return result;
   if (order(A) == 1) return result.copy_(at::exp(A));
-  const double norm = A.abs().sum(-2).amax(-1).max().item<double>();
+  const bool fp64 = core::checked_device(A.device().index()).properties().fp64;
+  Tensor a = fp64 ? A.to(c10::kDouble) : A;
+  const double norm = a.abs().sum(-2).amax(-1).max().item<double>();
   const int squarings = std::isfinite(norm) && norm > 0.5 ? static_cast<int>(std::ceil(std::log2(norm / 0.5))) : 0;
-  Tensor x = A / std::ldexp(1.0, squarings);
-  Tensor eye = at::eye(order(A), A.options());
-  Tensor e = eye.expand(A.sizes()).clone();
-  for (int j = A.scalar_type() == c10::kDouble ? 18 : 10; j >= 1; --j) e = eye + at::matmul(x, e) / j;
+  Tensor x = a / std::ldexp(1.0, squarings);
+  Tensor eye = at::eye(order(A), a.options());
+  Tensor e = eye.expand(a.sizes()).clone();
+  for (int j = 18; j >= 1; --j) e = eye + at::matmul(x, e) / j;
   for (int i = 0; i < squarings; ++i) e = at::matmul(e, e);
   return result.copy_(e);
 }

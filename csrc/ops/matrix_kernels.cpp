@@ -12,6 +12,7 @@ namespace drawbridge::ops::linalg {
 
 MatrixArg matrix(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.dim() == 3);
+  if (t.numel() == 0) return {nullptr, {0, 0, 0, 0}};  // no launch reads it
   auto ref = core::checked_device(t.device().index()).memory().resolve(t.const_data_ptr());
   return {ref.mem, {ref.offset, t.stride(1), t.stride(2), t.size(0) > 1 ? t.stride(0) : 0}};
 }
@@ -23,6 +24,7 @@ MatrixArg transposed(MatrixArg m) {
 
 VectorArg vector(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.is_contiguous());
+  if (t.numel() == 0) return {nullptr, 0};
   auto ref = core::checked_device(t.device().index()).memory().resolve(t.const_data_ptr());
   return {ref.mem, ref.offset};
 }
