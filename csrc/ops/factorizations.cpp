@@ -451,16 +451,18 @@ Tensor& ormqr_out(const Tensor& V, const Tensor& tau, const Tensor& C, bool left
 
 // Scaling and squaring: exp(A) = exp(A / 2^s)^(2^s), with the 1-norm of A / 2^s at most 1/2
 // and a Taylor polynomial of degree 18 there (its remainder is below float64's rounding). One s
-// serves the whole batch: the largest norm decides it. The squarings amplify rounding, so float32
-// computes in float64 where the device has it.
+// serves the whole batch: the largest norm decides it. The squarings amplify rounding, so every
+// dtype computes in float64 where the device has it (float32 where not; half and bfloat16, which
+// the CPU also accepts here, too).
 Tensor linalg_matrix_exp_impl(const Tensor& A) {
   Tensor expected = at::linalg_matrix_exp(meta(A));
-  check_floating(A, "linalg.matrix_exp");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(A.scalar_type()), "linalg.matrix_exp: not implemented for '",
+                              A.scalar_type(), "'");
   Tensor result = like(expected, A.device());
   if (A.numel() == 0) return result;
   if (order(A) == 1) return result.copy_(at::exp(A));
   const bool fp64 = core::checked_device(A.device().index()).properties().fp64;
-  Tensor a = fp64 ? A.to(c10::kDouble) : A;
+  Tensor a = A.to(fp64 ? c10::kDouble : c10::kFloat);
   const double norm = a.abs().sum(-2).amax(-1).max().item<double>();
   const int squarings = std::isfinite(norm) && norm > 0.5 ? static_cast<int>(std::ceil(std::log2(norm / 0.5))) : 0;
   Tensor x = a / std::ldexp(1.0, squarings);

@@ -80,8 +80,18 @@ def draws_dropout(op, sample) -> bool:
     return bool(sample.kwargs.get("dropout_p", 0))
 
 
+def sketches_full_rank(op, sample) -> bool:
+    """A sample of a randomized low-rank entry whose matrix has a rank above q: the result then
+    depends on the random sketch (ocl's stream is not the CPU's), so only its shapes are compared,
+    as PyTorch's own test_compare_cpu skips these entries. The samples are a @ b.mT of rank q,
+    made full rank by subtracting M (svd_lowrank) or the column means (pca_lowrank, center)."""
+    if op.name == "svd_lowrank":
+        return sample.kwargs.get("M") is not None
+    return op.name == "pca_lowrank" and sample.kwargs.get("center", True)
+
+
 def values_checked(op, sample=None) -> bool:
-    if sample is not None and draws_dropout(op, sample):
+    if sample is not None and (draws_dropout(op, sample) or sketches_full_rank(op, sample)):
         return False
     return op_key(op) in CHECKED_VALUES or not any(w in op.name for w in UNCHECKED_VALUES)
 
