@@ -59,14 +59,17 @@ std::vector<int64_t> batched_like(const Tensor& a, const Tensor& result) {
 }
 
 Tensor linalg_solve_triangular_impl(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+  check_matrix(A, "linalg.solve_triangular");
   Tensor expected = at::linalg_solve_triangular(meta(A), meta(B), upper, left, unitriangular);
-  check_floating(A, "linalg.solve_triangular");
+  // The CPU promotes A and B to a common dtype here (the other solvers insist they match).
+  const Tensor A_ = A.to(expected.scalar_type()), B_ = B.to(expected.scalar_type());
+  check_floating(A_, "linalg.solve_triangular");
   if (order(A) > kFactorMaxOrder)
     return on_cpu(A.device(), [&](const Tensor& a, const Tensor& b) {
       return at::linalg_solve_triangular(a, b, upper, left, unitriangular);
-    }, A, B);
-  Tensor a = flat(A.expand(batched_like(A, expected)));
-  Tensor x = work_copy(B.expand(expected.sizes()));
+    }, A_, B_);
+  Tensor a = flat(A_.expand(batched_like(A, expected)));
+  Tensor x = work_copy(B_.expand(expected.sizes()));
   // X A = B is A^T X^T = B^T: the same buffers read transposed, the triangle flipped.
   MatrixArg am = left ? matrix(a) : transposed(matrix(a)), xm = left ? matrix(x) : transposed(matrix(x));
   const int64_t n = order(A), cols = left ? x.size(2) : x.size(1);
@@ -98,6 +101,7 @@ std::tuple<Tensor&, Tensor&> triangular_solve_out(const Tensor& B, const Tensor&
 // --- Cholesky --------------------------------------------------------------------------------
 
 Tensor2 linalg_cholesky_ex_impl(const Tensor& A, bool upper, bool check_errors) {
+  check_square(A, "linalg.cholesky");
   auto [L_meta, info_meta] = at::linalg_cholesky_ex(meta(A), upper, false);
   check_floating(A, "linalg.cholesky");
   if (order(A) > kFactorMaxOrder)
@@ -119,6 +123,7 @@ std::tuple<Tensor&, Tensor&> linalg_cholesky_ex_out(const Tensor& A, bool upper,
 }
 
 Tensor cholesky_impl(const Tensor& A, bool upper) {
+  check_square(A, "cholesky");
   at::cholesky(meta(A), upper);
   auto [L, info] = linalg_cholesky_ex_impl(A, upper, false);
   at::_linalg_check_errors(info, "cholesky", A.dim() == 2);
@@ -144,6 +149,7 @@ Tensor cholesky_solve_helper_impl(const Tensor& B, const Tensor& factor, bool up
 }
 
 Tensor cholesky_inverse_impl(const Tensor& factor, bool upper) {
+  check_square(factor, "cholesky_inverse");
   Tensor expected = at::cholesky_inverse(meta(factor), upper);
   const int64_t n = order(factor);
   Tensor eye = identities(batch_count(factor), n, n, factor.options()).view(factor.sizes());
@@ -157,6 +163,7 @@ Tensor& cholesky_inverse_out(const Tensor& factor, bool upper, Tensor& out) {
 // --- LU --------------------------------------------------------------------------------------
 
 Tensor3 linalg_lu_factor_ex_impl(const Tensor& A, bool pivot, bool check_errors) {
+  check_lu_input(A, "torch.lu_factor");
   auto [LU_meta, pivots_meta, info_meta] = at::linalg_lu_factor_ex(meta(A), pivot, false);
   TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on ocl");
   check_floating(A, "linalg.lu_factor");
@@ -196,6 +203,7 @@ void lu_solve_in_place(const Tensor& lu, const Tensor& pivots, const Tensor& x, 
 }
 
 Tensor linalg_lu_solve_impl(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
+  check_square(LU, "torch.linalg.lu_solve");
   Tensor expected = at::linalg_lu_solve(meta(LU), meta(pivots), meta(B), left, adjoint);
   check_floating(LU, "linalg.lu_solve");
   const int64_t n = order(LU);
@@ -222,6 +230,7 @@ Tensor& linalg_lu_solve_out(const Tensor& LU, const Tensor& pivots, const Tensor
 }
 
 Tensor3 lu_unpack_impl(const Tensor& LU, const Tensor& pivots, bool unpack_data, bool unpack_pivots) {
+  check_lu_input(LU, "torch.lu_unpack");
   auto [P_meta, L_meta, U_meta] = at::lu_unpack(meta(LU), meta(pivots), unpack_data, unpack_pivots);
   const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n);
   Tensor P = like(P_meta, LU.device()), L = like(L_meta, LU.device()), U = like(U_meta, LU.device());
@@ -251,6 +260,7 @@ std::tuple<Tensor&, Tensor&, Tensor&> lu_unpack_out(const Tensor& LU, const Tens
 }
 
 Tensor3 linalg_lu_impl(const Tensor& A, bool pivot) {
+  check_lu_input(A, "linalg.lu");
   at::linalg_lu(meta(A), pivot);
   auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A, pivot, false);
   return lu_unpack_impl(LU, pivots, true, true);
@@ -271,6 +281,7 @@ Tensor permutation_sign(const Tensor& pivots, c10::ScalarType type) {
 }
 
 Tensor3 linalg_det_impl(const Tensor& A) {
+  check_square(A, "linalg.det");
   auto [det_meta, LU_meta, pivots_meta] = at::_linalg_det(meta(A));
   // The LU of A^T, as the CPU's: det(A^T) = det(A), and the backward reads A^{-T} from it.
   auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A.mT(), true, false);
@@ -287,6 +298,7 @@ std::tuple<Tensor&, Tensor&, Tensor&> linalg_det_out(const Tensor& A, Tensor& de
 }
 
 Tensor4 linalg_slogdet_impl(const Tensor& A) {
+  check_square(A, "linalg.slogdet");
   auto [sign_meta, log_meta, LU_meta, pivots_meta] = at::_linalg_slogdet(meta(A));
   auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A.mT(), true, false);  // as linalg_det's
   Tensor diagonal = LU.diagonal(0, -2, -1);
@@ -306,6 +318,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> linalg_slogdet_out(const Tensor& 
 }
 
 Tensor2 linalg_inv_ex_impl(const Tensor& A, bool check_errors) {
+  check_square(A, "linalg.inv");
   auto [inverse_meta, info_meta] = at::linalg_inv_ex(meta(A), false);
   auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A, true, false);
   const int64_t n = order(A);
@@ -323,6 +336,7 @@ std::tuple<Tensor&, Tensor&> linalg_inv_ex_out(const Tensor& A, bool check_error
 }
 
 Tensor4 linalg_solve_ex_impl(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
+  check_square(A, "linalg.solve");
   auto [result_meta, LU_meta, pivots_meta, info_meta] = at::_linalg_solve_ex(meta(A), meta(B), left, false);
   auto [LU, pivots, info] = linalg_lu_factor_ex_impl(A, true, false);
   // B is a batch of vectors when it is one, or when its shape is A's without the last dim (the
@@ -455,6 +469,7 @@ Tensor& ormqr_out(const Tensor& V, const Tensor& tau, const Tensor& C, bool left
 // dtype computes in float64 where the device has it (float32 where not; half and bfloat16, which
 // the CPU also accepts here, too).
 Tensor linalg_matrix_exp_impl(const Tensor& A) {
+  check_square(A, "linalg.matrix_exp");
   Tensor expected = at::linalg_matrix_exp(meta(A));
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(A.scalar_type()), "linalg.matrix_exp: not implemented for '",
                               A.scalar_type(), "'");

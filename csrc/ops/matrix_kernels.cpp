@@ -68,6 +68,20 @@ at::Tensor like(const at::Tensor& m, const at::Device& device) {
   return at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
 }
 
+void check_matrix(const at::Tensor& A, const char* op, const char* arg) {
+  TORCH_CHECK(A.dim() >= 2, op, ": The input tensor ", arg, " must have at least 2 dimensions.");
+}
+
+void check_square(const at::Tensor& A, const char* op, const char* arg) {
+  check_matrix(A, op, arg);
+  TORCH_CHECK(A.size(-1) == A.size(-2), op, ": ", arg, " must be batches of square matrices, but they are ",
+              A.size(-2), " by ", A.size(-1), " matrices");
+}
+
+void check_lu_input(const at::Tensor& A, const char* op) {
+  TORCH_CHECK(A.dim() >= 2, op, ": Expected tensor with 2 or more dimensions. Got size: ", A.sizes(), " instead");
+}
+
 void check_floating(const at::Tensor& t, const char* op) {
   TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == c10::kFloat || t.scalar_type() == c10::kDouble, op,
                               ": not implemented for '", t.scalar_type(), "'");

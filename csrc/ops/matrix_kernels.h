@@ -74,6 +74,13 @@ at::Tensor meta(const at::Tensor& t);
 // An uninitialized tensor on `device` with the sizes, strides and dtype of meta tensor m.
 at::Tensor like(const at::Tensor& m, const at::Device& device);
 
+// The CPU's shape checks and messages, ahead of meta(): PyTorch's Python meta functions word
+// several differently and raise AssertionError where the CPU raises RuntimeError.
+void check_matrix(const at::Tensor& A, const char* op, const char* arg = "A");
+void check_square(const at::Tensor& A, const char* op, const char* arg = "A");
+// The LU family's own wording of check_matrix.
+void check_lu_input(const at::Tensor& A, const char* op);
+
 // NotImplementedError for dtypes the kernels do not compute in (float32 and float64 only, as
 // the CPU's LAPACK), TypeError for float64 on a device without it.
 void check_floating(const at::Tensor& t, const char* op);

@@ -25,6 +25,7 @@ using namespace linalg;
 namespace {
 
 std::tuple<Tensor, Tensor> linalg_eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v) {
+  check_square(A, "linalg.eigh");
   auto [values_meta, vectors_meta] = at::_linalg_eigh(meta(A), uplo, compute_v);
   check_floating(A, "linalg.eigh");
   const int64_t n = A.size(-1);
