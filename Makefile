@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-APT_PACKAGES := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libclblast-dev clinfo ccache \
+APT_PACKAGES := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libclblast-dev libvkfft-dev clinfo ccache \
                 libgtest-dev g++ python3-venv
 # Lets ccache reuse objects built with the precompiled header.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime

@@ -1,0 +1,39 @@
+// Batched one-dimensional FFTs through VkFFT (a maintained FFT library with an OpenCL backend):
+// any length (Bluestein for large primes), float32, and float64 where the device has it. Each
+// transform runs over `batch` dense sequences; the ops move the transformed dim last and make it
+// dense first (ops/fft.cpp). Plans are built once per (device, kind, length, batch, precision)
+// and kept for the process's life: VkFFT compiles its kernels when it builds a plan.
+#pragma once
+
+#include <cstddef>
+
+#include <c10/core/ScalarType.h>
+
+#include "runtime/device.h"
+
+namespace drawbridge::kernels {
+
+// A dense operand: a buffer and the byte offset where its first sequence starts.
+struct FftOperand {
+  cl_mem buffer;
+  size_t offset;
+};
+
+// float32, and float64 on devices with fp64: the real type of the transform.
+bool fft_supports(c10::ScalarType real_type, const runtime::Device& device);
+
+// `batch` sequences of n complex values at `data`, transformed in place, unnormalized; `inverse`
+// takes exp(+2 pi i jk / n).
+void fft_c2c(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type, size_t n, size_t batch,
+             FftOperand data, bool inverse);
+
+// `batch` sequences of n reals at `real` to their n / 2 + 1 leading coefficients at `complex`.
+void fft_r2c(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type, size_t n, size_t batch,
+             FftOperand real, FftOperand complex);
+
+// The inverse of fft_r2c, unnormalized: n / 2 + 1 coefficients per sequence at `complex` (which
+// it overwrites) to n reals at `real`.
+void fft_c2r(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type, size_t n, size_t batch,
+             FftOperand complex, FftOperand real);
+
+}  // namespace drawbridge::kernels

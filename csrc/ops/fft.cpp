@@ -1,0 +1,158 @@
+// The FFT primitives every torch.fft function and stft reduce to: _fft_c2c, _fft_r2c, _fft_c2r,
+// through VkFFT (kernels/fft.h). A multi-dimensional transform is one batched 1-d transform per
+// dim: each dim is moved last and made dense (one copy), transformed, and moved back.
+// Normalization is a multiplication afterwards, as PyTorch's enum says (0: none, 1: 1/sqrt(n),
+// 2: 1/n, n the product of the signal sizes).
+#include <ATen/ops/_fft_c2c.h>
+#include <ATen/ops/_fft_c2r.h>
+#include <ATen/ops/_fft_r2c.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/SymInt.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "core/device_state.h"
+#include "kernels/fft.h"
+#include "ops/matrix_kernels.h"
+#include "ops/out_arguments.h"
+
+namespace drawbridge::ops {
+
+using at::Tensor;
+
+namespace {
+
+kernels::FftOperand operand(const Tensor& t) {
+  auto ref = core::checked_device(t.device().index()).memory().resolve(t.const_data_ptr());
+  return {ref.mem, ref.offset};
+}
+
+runtime::Device& ocl_device(const Tensor& t) { return core::checked_device(t.device().index()); }
+
+void check_fft_dtype(const Tensor& t, c10::ScalarType real_type, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(real_type == c10::kFloat || real_type == c10::kDouble, op,
+                              ": not implemented for '", t.scalar_type(), "'");
+  TORCH_CHECK_TYPE(kernels::fft_supports(real_type, ocl_device(t)), op, ": ", t.scalar_type(),
+                   " needs a device with fp64");
+}
+
+// x's dim `dim` transformed in place by c2c (x complex; the transform runs on a dense copy with
+// the dim last unless it already is).
+void c2c_along(Tensor& x, int64_t dim, bool inverse) {
+  const int64_t n = x.size(dim);
+  if (x.numel() == 0 || n == 1) return;  // a length-1 transform is the identity (VkFFT refuses it)
+  Tensor moved = x.movedim(dim, -1);
+  Tensor work = moved.is_contiguous() ? moved : moved.contiguous();
+  kernels::fft_c2c(ocl_device(x), core::current_queue(), c10::toRealValueType(x.scalar_type()), n, work.numel() / n,
+                   operand(work), inverse);
+  if (!work.is_same(moved)) moved.copy_(work);
+}
+
+void normalize(Tensor& x, int64_t normalization, double signal_numel) {
+  if (normalization == 0 || x.numel() == 0) return;
+  const double scale = normalization == 1 ? 1.0 / std::sqrt(signal_numel) : 1.0 / signal_numel;
+  (x.is_complex() ? at::view_as_real(x) : x).mul_(scale);
+}
+
+double signal_numel(const Tensor& x, at::IntArrayRef dim) {
+  double numel = 1;
+  for (int64_t d : dim) numel *= static_cast<double>(x.size(d));
+  return numel;
+}
+
+Tensor fft_c2c_impl(const Tensor& self, c10::SymIntArrayRef sym_dim, int64_t normalization, bool forward) {
+  const at::IntArrayRef dim = C10_AS_INTARRAYREF_SLOW(sym_dim);
+  Tensor expected = at::_fft_c2c(linalg::meta(self), dim, normalization, forward);
+  check_fft_dtype(self, c10::toRealValueType(self.scalar_type()), "fft_c2c");
+  Tensor out = linalg::like(expected, self.device()).copy_(self);
+  for (int64_t d : dim) c2c_along(out, d, !forward);
+  normalize(out, normalization, signal_numel(self, dim));
+  return out;
+}
+
+Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
+  Tensor expected = at::_fft_r2c(linalg::meta(self), dim, normalization, onesided);
+  check_fft_dtype(self, self.scalar_type(), "fft_r2c");
+  Tensor out = linalg::like(expected, self.device());
+  if (out.numel() == 0) return out.zero_();
+  const int64_t last = dim.back(), n = self.size(last);
+  if (onesided) {
+    // The halved dim first, real to complex, then the others complex to complex.
+    Tensor real = self.movedim(last, -1).contiguous();
+    std::vector<int64_t> sizes = real.sizes().vec();
+    sizes.back() = n / 2 + 1;
+    Tensor half = at::empty(sizes, out.options());
+    if (n == 1) {  // the identity, which VkFFT refuses
+      half.zero_();
+      at::view_as_real(half).select(-1, 0).copy_(real);
+    } else {
+      kernels::fft_r2c(ocl_device(self), core::current_queue(), self.scalar_type(), n, real.numel() / n,
+                       operand(real), operand(half));
+    }
+    out.copy_(half.movedim(-1, last));
+    for (int64_t d : dim.slice(0, dim.size() - 1)) c2c_along(out, d, false);
+  } else {
+    // Both halves: the signal as complex numbers with zero imaginary parts, transformed whole.
+    out.zero_();
+    at::view_as_real(out).select(-1, 0).copy_(self);
+    for (int64_t d : dim) c2c_along(out, d, false);
+  }
+  normalize(out, normalization, signal_numel(self, dim));
+  return out;
+}
+
+Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size) {
+  Tensor expected = at::_fft_c2r_symint(linalg::meta(self), dim, normalization, last_dim_size);
+  check_fft_dtype(self, c10::toRealValueType(self.scalar_type()), "fft_c2r");
+  Tensor out = linalg::like(expected, self.device());
+  if (out.numel() == 0) return out;
+  const int64_t last = dim.back(), n = last_dim_size.expect_int();
+  // The other dims complex to complex first, on a copy (c2r overwrites its input), then the
+  // halved dim complex to real.
+  Tensor half = self.narrow(last, 0, n / 2 + 1).clone();
+  for (int64_t d : dim.slice(0, dim.size() - 1)) c2c_along(half, d, true);
+  half = half.movedim(last, -1).contiguous();
+  // A real signal's coefficients 0 and n/2 are real: the CPU reads only their real parts, and
+  // VkFFT, which transforms two sequences as one complex one, mixes their imaginary parts in.
+  Tensor imag = at::view_as_real(half).select(-1, 1);
+  imag.select(-1, 0).zero_();
+  if (n % 2 == 0) imag.select(-1, n / 2).zero_();
+  Tensor real = at::empty(expected.movedim(last, -1).sizes().vec(), out.options());
+  if (n == 1)
+    real.copy_(at::view_as_real(half).select(-1, 0));
+  else
+    kernels::fft_c2r(ocl_device(self), core::current_queue(), out.scalar_type(), n, real.numel() / n,
+                     operand(half), operand(real));
+  out.copy_(real.movedim(-1, last));
+  double numel = static_cast<double>(n);
+  for (int64_t d : dim.slice(0, dim.size() - 1)) numel *= static_cast<double>(self.size(d));
+  normalize(out, normalization, numel);
+  return out;
+}
+
+Tensor& fft_c2c_out(const Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward, Tensor& out) {
+  return assign_out(out, fft_c2c_impl(self, dim, normalization, forward), {self});
+}
+Tensor& fft_r2c_out(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided, Tensor& out) {
+  return assign_out(out, fft_r2c_impl(self, dim, normalization, onesided), {self});
+}
+Tensor& fft_c2r_out(const Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size,
+                    Tensor& out) {
+  return assign_out(out, fft_c2r_impl(self, dim, normalization, std::move(last_dim_size)), {self});
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fft_c2c", TORCH_FN(fft_c2c_impl));
+  m.impl("_fft_c2c.out", TORCH_FN(fft_c2c_out));
+  m.impl("_fft_r2c", TORCH_FN(fft_r2c_impl));
+  m.impl("_fft_r2c.out", TORCH_FN(fft_r2c_out));
+  m.impl("_fft_c2r", TORCH_FN(fft_c2r_impl));
+  m.impl("_fft_c2r.out", TORCH_FN(fft_c2r_out));
+}
+
+}  // namespace drawbridge::ops
