@@ -357,6 +357,18 @@ at::Tensor& softshrink_out_checked(const at::Tensor& self, const c10::Scalar& la
   return drawbridge::ops::softshrink_out(self, lambd, out);
 }
 
+// PReLU from native comparisons and where (weight is already broadcastable to self); the
+// gradients keep self's broadcast shape, which autograd sums down to weight's.
+at::Tensor prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
+  return at::where(self > 0, self, weight * self);
+}
+
+std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad, const at::Tensor& self,
+                                                         const at::Tensor& weight) {
+  at::Tensor positive = self > 0;
+  return {at::where(positive, grad, weight * grad), at::where(positive, at::zeros({}, grad.options()), self * grad)};
+}
+
 }  // namespace
 
 // Complex operands take the CPU fallback (core::register_real_kernel), forward and backward alike.
@@ -396,6 +408,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_BACKWARD(m, softplus_backward);
   DB_REGISTER_BACKWARD(m, softshrink_backward);
   DB_REGISTER_BACKWARD(m, hardshrink_backward);
+  m.impl("_prelu_kernel", TORCH_FN(prelu_kernel));
+  m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   DB_REGISTER_BACKWARD(m, gelu_backward);
   DB_REGISTER_BACKWARD(m, leaky_relu_backward);
   DB_REGISTER_BACKWARD(m, logit_backward);

@@ -1,6 +1,7 @@
 // layer_norm and batch_norm, forward and backward, composed of native kernels. Statistics are
 // computed in float32 for float16/bfloat16 inputs (as the CPU and CUDA do) and the results are
 // cast back; batch_norm updates the running statistics in place with the unbiased variance.
+// renorm rescales slices by their norms.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -239,9 +240,45 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
                                   output_mask);
 }
 
+// ---- renorm --------------------------------------------------------------------------------
+
+// Each slice along `dim` whose p-norm exceeds maxnorm scaled down to it (the CPU's factor
+// maxnorm / (norm + 1e-7)); norms of float16/bfloat16 slices in float32, as on the CPU.
+at::Tensor& renorm_impl(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
+                       at::Tensor& out) {
+  TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
+  TORCH_CHECK(p.toDouble() > 0.0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
+  TORCH_CHECK(maxnorm.toDouble() >= 0.0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm.toDouble());
+  const int64_t ndim = self.dim();
+  TORCH_CHECK(ndim > 1, "renorm: input needs at least 2 dimensions, got ", ndim, " dimensions");
+  dim = at::maybe_wrap_dim(dim, ndim);
+  at::DimVector reduce;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (d != dim) reduce.push_back(d);
+  at::Tensor norm = at::linalg_vector_norm(self, p, reduce, /*keepdim=*/true, kernels::compute_type(self.scalar_type()));
+  const double limit = maxnorm.toDouble();
+  at::Tensor factor = at::where(norm > limit, limit / (norm + 1e-7), at::ones({}, norm.options()));
+  at::Tensor result = self * factor.to(self.scalar_type());
+  if (!out.is_same(self)) at::native::resize_output(out, self.sizes());
+  return out.copy_(result);
+}
+
+at::Tensor renorm_functional(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+  return renorm_impl(self, p, dim, maxnorm, out);
+}
+
+at::Tensor& renorm_inplace(at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  return renorm_impl(self, p, dim, maxnorm, self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("renorm", TORCH_FN(renorm_functional));
+  m.impl("renorm_", TORCH_FN(renorm_inplace));
+  m.impl("renorm.out", TORCH_FN(renorm_impl));
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
   m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));

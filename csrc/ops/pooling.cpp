@@ -2,7 +2,7 @@
 // 2-d ops, as PyTorch routes them) and their backward: the windows are gathered with the
 // sliding-window index map shared with convolution and reduced with max (NaN wins, the first of
 // equal maxima wins, as on the CPU) or a sum over the CPU's divisor; the backward scatters
-// gradients back with scatter_add / index_add.
+// gradients back with scatter_add / index_add. max_unpool is a scatter into zeros.
 #include <ATen/Dispatch.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
@@ -300,9 +300,68 @@ at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, cons
   return assign_out(grad_input, pool_max_backward(grad_output, self, indices));
 }
 
+// --- max_unpool: each value written where its index says in a zeroed output plane, a scatter
+// (the backward, max_pool_double_backward, gathers back). The checks are the CPU's.
+
+at::Tensor max_unpool(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size, int64_t spatial,
+                      const char* name) {
+  TORCH_CHECK(indices.scalar_type() == c10::kLong, "elements in indices should be type int64 but got: ",
+              indices.scalar_type());
+  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
+              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t d = 1; d < self.dim(); ++d)
+    TORCH_CHECK(self.size(d) > 0, name, "_forward_out_cpu(): Expected input to have non-zero size for non-batch ",
+                "dimensions, but got ", self.sizes(), " with dimension ", d, " being empty.");
+  at::DimVector shape(self.sizes().begin(), self.sizes().end() - spatial);
+  shape.append(output_size.begin(), output_size.end());
+  at::Tensor out = at::zeros(shape, self.options());
+  if (self.numel() == 0) return out;
+  const int64_t planes = self.numel() / c10::multiply_integers(self.sizes().end() - spatial, self.sizes().end());
+  // Indices past the plane raise at the next synchronization, as the scatter's own check does.
+  out.view({planes, -1}).scatter_(1, indices.reshape({planes, -1}), self.reshape({planes, -1}));
+  return out;
+}
+
+at::Tensor unpool_2d(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size) {
+  TORCH_CHECK(output_size.size() == 2, "There should be exactly two elements (height, width) in output_size, but got ",
+              output_size.size(), " elements.");
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "Input to max_unpooling2d should be a 3d or 4d Tensor, but got a ",
+              "tensor with ", self.dim(), " dimensions.");
+  return max_unpool(self, indices, output_size, 2, "max_unpooling2d");
+}
+
+at::Tensor unpool_3d(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
+                        at::IntArrayRef stride, at::IntArrayRef padding) {
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, "Input to max_unpooling3d should be a 4d or 5d Tensor, but got a ",
+              "tensor with ", self.dim(), " dimensions.");
+  TORCH_CHECK(output_size.size() == 3, "There should be exactly three elements (depth, height, width) in ",
+              "output_size, but got ", output_size.size(), " elements.");
+  TORCH_CHECK(stride.size() == 3, "There should be exactly three elements (depth, height, width) in stride, but got: ",
+              stride.size(), " elements.");
+  TORCH_CHECK(padding.size() == 3, "There should be exactly three elements (depth, height, width) in padding, but ",
+              "got: ", padding.size(), " elements.");
+  TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0, "strides should be greater than zero, but got stride: ",
+              stride);
+  return max_unpool(self, indices, output_size, 3, "max_unpooling3d");
+}
+
+at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
+                             at::Tensor& out) {
+  return assign_out(out, unpool_2d(self, indices, output_size), {self, indices});
+}
+
+at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out) {
+  return assign_out(out, unpool_3d(self, indices, output_size, stride, padding), {self, indices});
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("max_unpool2d", TORCH_FN(unpool_2d));
+  m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
+  m.impl("max_unpool3d", TORCH_FN(unpool_3d));
+  m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
   m.impl("max_pool2d_with_indices", TORCH_FN(pool_max_2d));
   m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(pool_max_2d_backward));

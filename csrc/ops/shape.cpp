@@ -122,9 +122,29 @@ at::Tensor& tri_(at::Tensor& self, int64_t diagonal) {
   return tri_out<Lower>(self, diagonal, self);
 }
 
+// channel_shuffle: (N, g, C/g, ...) with the two channel dims swapped, a view and one copy.
+at::Tensor shuffle_channels(const at::Tensor& self, int64_t groups) {
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input to have at least 3 dimensions, but got input with sizes ",
+              self.sizes());
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive.", " Value of groups:", groups);
+  const int64_t channels = self.size(1);
+  TORCH_CHECK(channels % groups == 0, "Number of channels must be divisible by groups. Got ", channels,
+              " channels and ", groups, " groups.");
+  if (self.numel() == 0) return self.clone();
+  at::DimVector grouped{self.size(0), groups, channels / groups};
+  grouped.append(self.sizes().begin() + 2, self.sizes().end());
+  return self.reshape(grouped).transpose(1, 2).reshape(self.sizes());
+}
+
+at::Tensor& channel_shuffle_out(const at::Tensor& self, int64_t groups, at::Tensor& out) {
+  return assign_out(out, shuffle_channels(self, groups), {self});
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("channel_shuffle", TORCH_FN(shuffle_channels));
+  m.impl("channel_shuffle.out", TORCH_FN(channel_shuffle_out));
   m.impl("cat", TORCH_FN(cat));
   m.impl("cat.out", TORCH_FN(cat_out));
   m.impl("roll", TORCH_FN(roll_impl));
