@@ -12,7 +12,6 @@
 #include "core/host_allocator.h"
 #include "kernels/kernel_library.h"
 #include "kernels/pointwise_launcher.h"
-#include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 #include "runtime/commands.h"
 
@@ -187,18 +186,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 
 }  // namespace
 
-// The conjugate as values (torch.fft's inverse transforms of real signals end with one): the
-// imaginary parts negated in place of a copy.
-at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
-  check_out_overlap(out, {self});
-  at::native::resize_output(out, self.sizes());
-  out.copy_(self);
-  if (out.is_complex()) at::view_as_real(out.is_conj() ? at::_conj(out) : out).select(-1, 1).neg_();
-  return out;
-}
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
   m.impl("copy_", TORCH_FN(copy_));
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
