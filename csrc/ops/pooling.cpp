@@ -1,5 +1,5 @@
-// Max pooling with indices, average pooling and adaptive max/average pooling (1-d through the
-// 2-d ops, as PyTorch routes them) and their backward: the windows are gathered with the
+// Max pooling with indices, average pooling and adaptive max/average pooling over 2 or 3 spatial
+// dims (1-d goes through the 2-d ops, as PyTorch routes it) and their backward: the windows are gathered with the
 // sliding-window index map shared with convolution and reduced with max (NaN wins, the first of
 // equal maxima wins, as on the CPU) or a sum over the CPU's divisor; the backward scatters
 // gradients back with scatter_add / index_add. max_unpool is a scatter into zeros.
@@ -15,25 +15,66 @@ namespace drawbridge::ops {
 
 namespace {
 
+// The spatial dims a pooling op reduces (2 or 3): its names and the CPU's dim checks.
+struct PoolOp {
+  int64_t spatial;
+  const char* name;  // "max_pool2d", "avg_pool3d", ...
+};
+
+void check_pool_input(const at::Tensor& self, const PoolOp& op) {
+  TORCH_CHECK(self.dim() == op.spatial + 1 || self.dim() == op.spatial + 2, "non-empty ", op.spatial + 1, "D or ",
+              op.spatial + 2, "D (batch mode) tensor expected for input");
+  const int64_t batch_dims = self.dim() - op.spatial - 1;
+  for (int64_t d = batch_dims; d < self.dim(); ++d) {
+    if (op.spatial == 2) {
+      TORCH_CHECK(self.size(d) > 0, "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for ",
+                  "input, but got:", self.sizes());
+    } else {
+      TORCH_CHECK(self.size(d) > 0, op.name, "(): Expected input's non-batch dimensions to have positive length, ",
+                  "but input has a shape of ", self.sizes(), " and non-batch dimension ", d - batch_dims,
+                  " has length zero!");
+    }
+  }
+}
+
+// The trailing `spatial` sizes of t, and their product (one plane).
+std::vector<int64_t> spatial_sizes(const at::Tensor& t, int64_t spatial) {
+  return {t.sizes().end() - spatial, t.sizes().end()};
+}
+int64_t plane_numel(const at::Tensor& t, int64_t spatial) { return c10::multiply_integers(spatial_sizes(t, spatial)); }
+
+// t's batch dims followed by `spatial_out`.
+at::DimVector pooled_shape(const at::Tensor& t, int64_t spatial, at::IntArrayRef spatial_out) {
+  at::DimVector shape(t.sizes().begin(), t.sizes().end() - spatial);
+  shape.append(spatial_out.begin(), spatial_out.end());
+  return shape;
+}
+
 struct PoolWindows {
   std::vector<int64_t> kernel, stride, padding, dilation, out_size, padded, right_pad;
+  // constant_pad_nd's list (last dim first): `left` before each dim and `right` after it.
+  std::vector<int64_t> pads(const std::vector<int64_t>& left, const std::vector<int64_t>& right) const {
+    std::vector<int64_t> list;
+    for (int64_t d = static_cast<int64_t>(left.size()) - 1; d >= 0; --d) list.insert(list.end(), {left[d], right[d]});
+    return list;
+  }
 };
 
 PoolWindows pool_windows(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
-  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "non-empty 3D or 4D (batch mode) tensor expected for input");
-  TORCH_CHECK(kernel_size.size() == 1 || kernel_size.size() == 2,
-              "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+                         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const PoolOp& op) {
+  check_pool_input(self, op);
+  TORCH_CHECK(kernel_size.size() == 1 || static_cast<int64_t>(kernel_size.size()) == op.spatial, op.name,
+              ": kernel_size must either be a single int, or a tuple of ", op.spatial == 2 ? "two" : "three", " ints");
   PoolWindows w;
-  for (int64_t d = 0; d < 2; ++d) {
+  for (int64_t d = 0; d < op.spatial; ++d) {
     auto pick = [d](at::IntArrayRef v, int64_t fallback) {
       return v.empty() ? fallback : v[v.size() == 1 ? 0 : d];
     };
     const int64_t k = pick(kernel_size, 1), s = pick(stride, k), p = pick(padding, 0), dil = pick(dilation, 1);
-    TORCH_CHECK(k > 0 && s > 0 && dil > 0, "max_pool2d: kernel, stride and dilation must be greater than zero");
+    TORCH_CHECK(k > 0 && s > 0 && dil > 0, op.name, ": kernel, stride and dilation must be greater than zero");
     TORCH_CHECK(p <= k / 2, "pad should be at most half of effective kernel size, but got pad=", p,
                 ", kernel_size=", k, " and dilation=", dil);
-    const int64_t size = self.size(self.dim() - 2 + d);
+    const int64_t size = self.size(self.dim() - op.spatial + d);
     const int64_t out = at::native::pooling_output_shape<int64_t>(size, k, p, s, dil, ceil_mode);
     TORCH_CHECK(out > 0, "Given input size ", self.sizes(), ", calculated output size is too small");
     const int64_t needed = (out - 1) * s + dil * (k - 1) + 1;  // the padded extent the windows read
@@ -48,70 +89,54 @@ PoolWindows pool_windows(const at::Tensor& self, at::IntArrayRef kernel_size, at
   return w;
 }
 
-std::tuple<at::Tensor, at::Tensor> pool_max_2d(const at::Tensor& self, at::IntArrayRef kernel_size,
-                                                           at::IntArrayRef stride, at::IntArrayRef padding,
-                                                           at::IntArrayRef dilation, bool ceil_mode) {
-  PoolWindows w = pool_windows(self, kernel_size, stride, padding, dilation, ceil_mode);
-  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-  shape.append({w.out_size[0], w.out_size[1]});
+// The padded windows of every plane: (planes, prod(kernel), prod(out_size)) read through `index`.
+at::Tensor gather_windows(const at::Tensor& planes, const at::Tensor& index) {
+  return planes.index_select(1, index.reshape({-1})).view({planes.size(0), index.size(0), index.size(1)});
+}
+
+std::tuple<at::Tensor, at::Tensor> pool_max(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                            at::IntArrayRef stride, at::IntArrayRef padding,
+                                            at::IntArrayRef dilation, bool ceil_mode, const PoolOp& op) {
+  PoolWindows w = pool_windows(self, kernel_size, stride, padding, dilation, ceil_mode, op);
+  const at::DimVector shape = pooled_shape(self, op.spatial, w.out_size);
   if (self.numel() == 0) return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
-  const int64_t height = self.size(-2), width = self.size(-1);
-  const int64_t planes = self.numel() / (height * width);
+  const std::vector<int64_t> sizes = spatial_sizes(self, op.spatial);
+  const int64_t planes = self.numel() / plane_numel(self, op.spatial);
   // Padding never wins a window: the lowest value of the dtype.
   c10::Scalar lowest = -std::numeric_limits<double>::infinity();
   if (!c10::isFloatingType(self.scalar_type()))
-    AT_DISPATCH_INTEGRAL_TYPES(self.scalar_type(), "max_pool2d_padding",
+    AT_DISPATCH_INTEGRAL_TYPES(self.scalar_type(), "max_pool_padding",
                                [&] { lowest = std::numeric_limits<scalar_t>::lowest(); });
-  at::Tensor padded = at::constant_pad_nd(self.reshape({planes, height, width}),
-                                          {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]}, lowest);
+  at::DimVector plane_shape{planes};
+  plane_shape.append(sizes.begin(), sizes.end());
+  at::Tensor padded = at::constant_pad_nd(self.reshape(plane_shape), w.pads(w.padding, w.right_pad), lowest);
   at::Tensor index = window_index(w.kernel, w.stride, w.dilation, w.padded, w.out_size, 1,
                                   self.options().dtype(c10::kLong));
-  at::Tensor windows = padded.reshape({planes, -1}).index_select(1, index.reshape({-1})).view(
-      {planes, index.size(0), index.size(1)});
-  auto [values, which] = windows.max(1);
+  auto [values, which] = gather_windows(padded.reshape({planes, -1}), index).max(1);
   // The padded position the window picked, as a position in the unpadded plane.
   at::Tensor at_padded = index.unsqueeze(0).expand({planes, -1, -1}).gather(1, which.unsqueeze(1)).squeeze(1);
-  at::Tensor row = at_padded.div(w.padded[1], "floor").sub_(w.padding[0]);
-  at::Tensor col = at_padded.remainder(w.padded[1]).sub_(w.padding[1]);
-  at::Tensor indices = row.mul_(width).add_(col);
+  at::Tensor indices = at::zeros_like(at_padded);
+  int64_t padded_stride = 1, stride_in_plane = 1;
+  for (int64_t d = op.spatial - 1; d >= 0; --d) {
+    at::Tensor coord = at_padded.div(padded_stride, "floor").remainder_(w.padded[d]).sub_(w.padding[d]);
+    indices.add_(coord.mul_(stride_in_plane));
+    padded_stride *= w.padded[d];
+    stride_in_plane *= sizes[d];
+  }
   return {values.view(shape), indices.view(shape)};
 }
 
-std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tensor& self, at::IntArrayRef kernel_size,
-                                                                 at::IntArrayRef stride, at::IntArrayRef padding,
-                                                                 at::IntArrayRef dilation, bool ceil_mode,
-                                                                 at::Tensor& out, at::Tensor& indices) {
-  auto [v, i] = pool_max_2d(self, kernel_size, stride, padding, dilation, ceil_mode);
-  assign_out(out, v);
-  assign_out(indices, i);
-  return {out, indices};
-}
-
 // Gradients go back to the positions the indices name (flat within each plane), summed.
-at::Tensor pool_max_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
+at::Tensor pool_max_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices,
+                             int64_t spatial) {
   if (self.numel() == 0) return at::zeros_like(self);
-  const int64_t plane = self.size(-2) * self.size(-1);
-  const int64_t planes = self.numel() / plane;
+  const int64_t plane = plane_numel(self, spatial), planes = self.numel() / plane;
   at::Tensor grad = at::zeros({planes, plane}, grad_output.options());
   grad.scatter_add_(1, indices.reshape({planes, -1}), grad_output.reshape({planes, -1}));
   return grad.view(self.sizes());
 }
 
-at::Tensor pool_max_2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
-                                at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                bool ceil_mode, const at::Tensor& indices) {
-  return pool_max_backward(grad_output, self, indices);
-}
-
-at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                                 at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                                 at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-                                                 const at::Tensor& indices, at::Tensor& grad_input) {
-  return assign_out(grad_input, pool_max_2d_backward(grad_output, self, kernel_size, stride, padding,
-                                                                  dilation, ceil_mode, indices));
-}
-
-// avg_pool2d. The divisor of each window is itself a window sum: of ones over the input and the
+// avg_pool. The divisor of each window is itself a window sum: of ones over the input and the
 // explicit padding (count_include_pad) or over the input only; the extra cells ceil_mode reads
 // past the padding never count, as on the CPU.
 struct AvgPool {
@@ -122,182 +147,277 @@ struct AvgPool {
 
 AvgPool avg_pool_setup(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                       std::optional<int64_t> divisor_override) {
+                       std::optional<int64_t> divisor_override, const PoolOp& op) {
   TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
-  AvgPool a{pool_windows(self, kernel_size, stride, padding, {}, ceil_mode)};
+  AvgPool a{pool_windows(self, kernel_size, stride, padding, {}, ceil_mode, op)};
   const PoolWindows& w = a.w;
   a.index = window_index(w.kernel, w.stride, w.dilation, w.padded, w.out_size, 1, self.options().dtype(c10::kLong));
   if (divisor_override) {
     a.divisor = at::full({1, a.index.size(1)}, static_cast<double>(*divisor_override), self.options());
     return a;
   }
-  const int64_t height = self.size(-2), width = self.size(-1);
-  at::Tensor ones = at::ones({1, height, width}, self.options());
-  at::Tensor counted = count_include_pad
-                           ? at::constant_pad_nd(at::constant_pad_nd(ones, {w.padding[1], w.padding[1], w.padding[0],
-                                                                            w.padding[0]}, 1),
-                                                 {0, w.right_pad[1] - w.padding[1], 0, w.right_pad[0] - w.padding[0]}, 0)
-                           : at::constant_pad_nd(ones, {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]}, 0);
-  a.divisor = counted.reshape({1, -1}).index_select(1, a.index.reshape({-1})).view(
-      {1, a.index.size(0), a.index.size(1)}).sum(1);
+  at::DimVector one_plane{1};
+  const std::vector<int64_t> sizes = spatial_sizes(self, op.spatial);
+  one_plane.append(sizes.begin(), sizes.end());
+  at::Tensor ones = at::ones(one_plane, self.options());
+  std::vector<int64_t> past_padding(op.spatial);
+  for (int64_t d = 0; d < op.spatial; ++d) past_padding[d] = w.right_pad[d] - w.padding[d];
+  at::Tensor counted =
+      count_include_pad
+          ? at::constant_pad_nd(at::constant_pad_nd(ones, w.pads(w.padding, w.padding), 1),
+                                w.pads(std::vector<int64_t>(op.spatial, 0), past_padding), 0)
+          : at::constant_pad_nd(ones, w.pads(w.padding, w.right_pad), 0);
+  a.divisor = gather_windows(counted.reshape({1, -1}), a.index).sum(1);
   return a;
 }
 
-at::Tensor pool_avg_2d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                      std::optional<int64_t> divisor_override) {
-  check_dtype("avg_pool2d", self.scalar_type(), Dtypes::NotBool);
-  AvgPool a = avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+at::Tensor pool_avg(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                    std::optional<int64_t> divisor_override, const PoolOp& op) {
+  check_dtype(op.name, self.scalar_type(), Dtypes::NotBool);
+  AvgPool a = avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, op);
   const PoolWindows& w = a.w;
-  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-  shape.append({w.out_size[0], w.out_size[1]});
+  const at::DimVector shape = pooled_shape(self, op.spatial, w.out_size);
   if (self.numel() == 0) return at::empty(shape, self.options());
-  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
-  at::Tensor padded = at::constant_pad_nd(self.reshape({planes, height, width}),
-                                          {w.padding[1], w.right_pad[1], w.padding[0], w.right_pad[0]}, 0);
-  at::Tensor sums = padded.reshape({planes, -1}).index_select(1, a.index.reshape({-1})).view(
-      {planes, a.index.size(0), a.index.size(1)}).sum(1, false, kernels::compute_type(self.scalar_type()));
+  const std::vector<int64_t> sizes = spatial_sizes(self, op.spatial);
+  const int64_t planes = self.numel() / plane_numel(self, op.spatial);
+  at::DimVector plane_shape{planes};
+  plane_shape.append(sizes.begin(), sizes.end());
+  at::Tensor padded = at::constant_pad_nd(self.reshape(plane_shape), w.pads(w.padding, w.right_pad), 0);
+  at::Tensor sums = gather_windows(padded.reshape({planes, -1}), a.index)
+                        .sum(1, false, kernels::compute_type(self.scalar_type()));
   // Integer averages truncate, as the CPU's integer division does.
   at::Tensor out = c10::isFloatingType(self.scalar_type()) ? sums.div(a.divisor) : sums.div(a.divisor, "trunc");
   return out.to(self.scalar_type()).view(shape);
 }
 
-at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                           at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                           std::optional<int64_t> divisor_override, at::Tensor& out) {
-  return assign_out(out, pool_avg_2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                    divisor_override));
-}
-
-at::Tensor pool_avg_2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
-                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+at::Tensor pool_avg_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                             at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                             std::optional<int64_t> divisor_override, const PoolOp& op) {
   if (self.numel() == 0) return at::zeros_like(self);
-  AvgPool a = avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  AvgPool a = avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, op);
   const PoolWindows& w = a.w;
-  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
+  const std::vector<int64_t> sizes = spatial_sizes(self, op.spatial);
+  const int64_t planes = self.numel() / plane_numel(self, op.spatial);
   // Every element of a window receives the window's gradient over its divisor.
   at::Tensor share = grad_output.reshape({planes, 1, -1}).div(a.divisor.unsqueeze(0));
   at::Tensor spread = share.expand({planes, a.index.size(0), a.index.size(1)}).reshape({planes, -1});
-  at::Tensor grad = at::zeros({planes, w.padded[0] * w.padded[1]}, grad_output.options());
+  at::Tensor grad = at::zeros({planes, c10::multiply_integers(w.padded)}, grad_output.options());
   grad.index_add_(1, a.index.reshape({-1}), spread.to(grad.scalar_type()));
-  return grad.view({planes, w.padded[0], w.padded[1]})
-      .narrow(1, w.padding[0], height)
-      .narrow(2, w.padding[1], width)
-      .reshape(self.sizes());
+  at::DimVector padded_shape{planes};
+  padded_shape.append(w.padded.begin(), w.padded.end());
+  at::Tensor inner = grad.view(padded_shape);
+  for (int64_t d = 0; d < op.spatial; ++d) inner = inner.narrow(1 + d, w.padding[d], sizes[d]);
+  return inner.reshape(self.sizes());
 }
 
-at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                    at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
-                                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
-                                    at::Tensor& grad_input) {
-  return assign_out(grad_input, pool_avg_2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                                    count_include_pad, divisor_override));
-}
-
-// adaptive_avg_pool2d: output cell i of a dim of size n -> m averages [floor(i n / m), ceil((i+1) n / m)).
-// Windows have at most `span` elements; positions past a cell's end are masked out.
+// adaptive pooling: output cell i of a dim of size n -> m covers [floor(i n / m), ceil((i+1) n / m)).
+// Windows have at most `span` elements per dim; positions past a cell's end are masked out.
 struct AdaptiveWindows {
-  at::Tensor index;  // (span_h * span_w, out_h * out_w) flat positions in one plane
-  at::Tensor mask;   // same shape, 1 where the position belongs to the cell
-  at::Tensor area;   // (out_h * out_w)
+  at::Tensor index;  // (prod(spans), prod(out)) flat positions in one plane
+  at::Tensor mask;   // same shape, true where the position belongs to the cell
+  at::Tensor area;   // (prod(out))
 };
 
-AdaptiveWindows adaptive_windows(int64_t height, int64_t width, int64_t out_h, int64_t out_w,
+AdaptiveWindows adaptive_windows(const std::vector<int64_t>& sizes, at::IntArrayRef out,
                                  const at::TensorOptions& options) {
-  auto bounds = [&](int64_t n, int64_t m) {
+  const int64_t spatial = static_cast<int64_t>(sizes.size());
+  // Broadcast over (span_1..span_n, out_1..out_n).
+  auto along = [&](int64_t d, const at::Tensor& t) {  // t: (span_d, out_d)
+    std::vector<int64_t> shape(2 * spatial, 1);
+    shape[d] = t.size(0);
+    shape[spatial + d] = t.size(1);
+    return t.view(shape);
+  };
+  at::Tensor index, mask, area;
+  int64_t plane_stride = 1;
+  for (int64_t d = spatial - 1; d >= 0; --d) {
+    const int64_t n = sizes[d], m = out[d];
     at::Tensor i = at::arange(m, options);
     at::Tensor start = (i * n).div(m, "floor");
     at::Tensor end = ((i + 1) * n + m - 1).div(m, "floor");
     const int64_t span = (n + m - 1) / m + 1;
-    at::Tensor offset = at::arange(span, options);
-    at::Tensor pos = start.unsqueeze(0) + offset.unsqueeze(1);  // (span, m)
-    at::Tensor inside = pos < end.unsqueeze(0);
-    return std::make_tuple(pos.clamp_max(n - 1), inside, end - start, span);
-  };
-  auto [rows, row_in, row_len, span_h] = bounds(height, out_h);
-  auto [cols, col_in, col_len, span_w] = bounds(width, out_w);
-  // (span_h, span_w, out_h, out_w)
-  at::Tensor index = rows.view({span_h, 1, out_h, 1}) * width + cols.view({1, span_w, 1, out_w});
-  at::Tensor mask = row_in.view({span_h, 1, out_h, 1}).logical_and(col_in.view({1, span_w, 1, out_w}));
-  at::Tensor area = row_len.view({out_h, 1}) * col_len.view({1, out_w});
-  return {index.reshape({span_h * span_w, out_h * out_w}), mask.reshape({span_h * span_w, out_h * out_w}),
-          area.reshape({-1})};
+    at::Tensor pos = start.unsqueeze(0) + at::arange(span, options).unsqueeze(1);  // (span, m)
+    at::Tensor here = along(d, pos.clamp_max(n - 1) * plane_stride);
+    at::Tensor inside = along(d, pos < end.unsqueeze(0));
+    at::Tensor length = along(d, (end - start).unsqueeze(0));
+    index = index.defined() ? index + here : here;
+    mask = mask.defined() ? mask.logical_and(inside) : inside;
+    area = area.defined() ? area * length : length;
+    plane_stride *= n;
+  }
+  const int64_t cells = c10::multiply_integers(out);
+  return {index.reshape({-1, cells}), mask.expand(index.sizes()).reshape({-1, cells}), area.reshape({-1})};
 }
 
-at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size) {
-  TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
-  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
-              self.sizes());
-  check_dtype("adaptive_avg_pool2d", self.scalar_type(), Dtypes::Floating);
-  const int64_t out_h = output_size[0].expect_int(), out_w = output_size[1].expect_int();
-  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-  shape.append({out_h, out_w});
-  if (self.numel() == 0 || out_h == 0 || out_w == 0) return at::zeros(shape, self.options());
-  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
-  auto [index, mask, area] = adaptive_windows(height, width, out_h, out_w, self.options().dtype(c10::kLong));
+at::Tensor adaptive_avg_pool(const at::Tensor& self, at::IntArrayRef output_size, const PoolOp& op) {
+  TORCH_CHECK(static_cast<int64_t>(output_size.size()) == op.spatial, op.name, ": output_size must be ", op.spatial);
+  TORCH_CHECK(self.dim() == op.spatial + 1 || self.dim() == op.spatial + 2, op.name, "(): Expected ", op.spatial + 1,
+              "D or ", op.spatial + 2, "D tensor, but got ", self.sizes());
+  check_dtype(op.name, self.scalar_type(), Dtypes::Floating);
+  const at::DimVector shape = pooled_shape(self, op.spatial, output_size);
+  if (self.numel() == 0 || c10::multiply_integers(output_size) == 0) return at::zeros(shape, self.options());
+  const int64_t planes = self.numel() / plane_numel(self, op.spatial);
+  auto [index, mask, area] = adaptive_windows(spatial_sizes(self, op.spatial), output_size,
+                                              self.options().dtype(c10::kLong));
   at::Tensor x = self.reshape({planes, -1}).to(kernels::compute_type(self.scalar_type()));
-  at::Tensor windows = x.index_select(1, index.reshape({-1})).view({planes, index.size(0), index.size(1)});
-  at::Tensor sums = windows.mul_(mask).sum(1);
+  at::Tensor sums = gather_windows(x, index).mul_(mask).sum(1);
   return sums.div_(area).to(self.scalar_type()).view(shape);
 }
 
-at::Tensor& adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size, at::Tensor& out) {
-  return assign_out(out, adaptive_avg_pool2d(self, output_size));
-}
-
-at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+at::Tensor adaptive_avg_pool_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t spatial) {
   if (self.numel() == 0 || grad_output.numel() == 0) return at::zeros_like(self);
-  const int64_t out_h = grad_output.size(-2), out_w = grad_output.size(-1);
-  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
-  auto [index, mask, area] = adaptive_windows(height, width, out_h, out_w, self.options().dtype(c10::kLong));
+  const int64_t plane = plane_numel(self, spatial), planes = self.numel() / plane;
+  auto [index, mask, area] = adaptive_windows(spatial_sizes(self, spatial), spatial_sizes(grad_output, spatial),
+                                              self.options().dtype(c10::kLong));
   at::Tensor share = grad_output.reshape({planes, 1, -1}).to(kernels::compute_type(self.scalar_type())).div(area);
   at::Tensor spread = (share * mask).reshape({planes, -1});
-  at::Tensor grad = at::zeros({planes, height * width}, spread.options());
+  at::Tensor grad = at::zeros({planes, plane}, spread.options());
   grad.index_add_(1, index.reshape({-1}), spread);
   return grad.to(self.scalar_type()).view(self.sizes());
 }
 
-at::Tensor& adaptive_avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& out) {
-  return assign_out(out, adaptive_avg_pool2d_backward(grad_output, self));
-}
-
-// adaptive_max_pool2d: the same cells; positions outside a cell read as -inf, so they never win
+// adaptive max pooling: the same cells; positions outside a cell read as -inf, so they never win
 // (a cell's first position is always inside it, and the first of equal maxima wins).
-std::tuple<at::Tensor, at::Tensor> pool_adaptive_max_2d(const at::Tensor& self, at::IntArrayRef output_size) {
-  TORCH_CHECK(output_size.size() == 2, "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
-  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: ",
-              self.sizes());
+std::tuple<at::Tensor, at::Tensor> adaptive_max_pool(const at::Tensor& self, at::IntArrayRef output_size,
+                                                     const PoolOp& op) {
+  TORCH_CHECK(static_cast<int64_t>(output_size.size()) == op.spatial, op.name,
+              "(): internal error: output_size.size() must be ", op.spatial);
+  TORCH_CHECK(self.dim() == op.spatial + 1 || self.dim() == op.spatial + 2, op.name, "(): Expected ", op.spatial + 1,
+              "D or ", op.spatial + 2, "D tensor, but got: ", self.sizes());
   for (int64_t d = 1; d < self.dim(); ++d)
-    TORCH_CHECK(self.size(d) > 0, "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch ",
+    TORCH_CHECK(self.size(d) > 0, op.name, "(): Expected input to have non-zero size for non-batch ",
                 "dimensions, but input has sizes ", self.sizes(), " with dimension ", d, " being empty");
-  check_dtype("adaptive_max_pool2d", self.scalar_type(), Dtypes::Floating);
-  const int64_t out_h = output_size[0], out_w = output_size[1];
-  at::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-  shape.append({out_h, out_w});
-  if (self.numel() == 0 || out_h == 0 || out_w == 0)
+  check_dtype(op.name, self.scalar_type(), Dtypes::Floating);
+  const at::DimVector shape = pooled_shape(self, op.spatial, output_size);
+  if (self.numel() == 0 || c10::multiply_integers(output_size) == 0)
     return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
-  const int64_t height = self.size(-2), width = self.size(-1), planes = self.numel() / (height * width);
-  auto [index, mask, area] = adaptive_windows(height, width, out_h, out_w, self.options().dtype(c10::kLong));
-  at::Tensor windows = self.reshape({planes, -1}).index_select(1, index.reshape({-1})).view(
-      {planes, index.size(0), index.size(1)});
+  const int64_t planes = self.numel() / plane_numel(self, op.spatial);
+  auto [index, mask, area] = adaptive_windows(spatial_sizes(self, op.spatial), output_size,
+                                              self.options().dtype(c10::kLong));
+  at::Tensor windows = gather_windows(self.reshape({planes, -1}), index);
   windows.masked_fill_(mask.logical_not(), -std::numeric_limits<double>::infinity());
   auto [values, which] = windows.max(1);
   at::Tensor indices = index.unsqueeze(0).expand({planes, -1, -1}).gather(1, which.unsqueeze(1)).squeeze(1);
   return {values.view(shape), indices.view(shape)};
 }
 
-std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self, at::IntArrayRef output_size,
-                                                             at::Tensor& out, at::Tensor& indices) {
-  auto [v, i] = pool_adaptive_max_2d(self, output_size);
+// --- the registered ops, 2-d and 3-d ---------------------------------------------------------
+
+constexpr PoolOp kMaxPool2d{2, "max_pool2d"}, kMaxPool3d{3, "max_pool3d"};
+constexpr PoolOp kAvgPool2d{2, "avg_pool2d"}, kAvgPool3d{3, "avg_pool3d"};
+constexpr PoolOp kAdaptiveAvg2d{2, "adaptive_avg_pool2d"}, kAdaptiveAvg3d{3, "adaptive_avg_pool3d"};
+constexpr PoolOp kAdaptiveMax2d{2, "adaptive_max_pool2d"}, kAdaptiveMax3d{3, "adaptive_max_pool3d"};
+
+template <const PoolOp& Op>
+std::tuple<at::Tensor, at::Tensor> max_pool_with_indices(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                         at::IntArrayRef stride, at::IntArrayRef padding,
+                                                         at::IntArrayRef dilation, bool ceil_mode) {
+  return pool_max(self, kernel_size, stride, padding, dilation, ceil_mode, Op);
+}
+
+template <const PoolOp& Op>
+std::tuple<at::Tensor&, at::Tensor&> max_pool_with_indices_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                               at::IntArrayRef stride, at::IntArrayRef padding,
+                                                               at::IntArrayRef dilation, bool ceil_mode,
+                                                               at::Tensor& out, at::Tensor& indices) {
+  auto [v, i] = pool_max(self, kernel_size, stride, padding, dilation, ceil_mode, Op);
   assign_out(out, v);
   assign_out(indices, i);
   return {out, indices};
 }
 
-at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                             const at::Tensor& indices, at::Tensor& grad_input) {
-  return assign_out(grad_input, pool_max_backward(grad_output, self, indices));
+template <const PoolOp& Op>
+at::Tensor max_pool_with_indices_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                          at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                          const at::Tensor& indices) {
+  return pool_max_backward(grad_output, self, indices, Op.spatial);
+}
+
+template <const PoolOp& Op>
+at::Tensor& max_pool_with_indices_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                               at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                               at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                               const at::Tensor& indices, at::Tensor& grad_input) {
+  return assign_out(grad_input, pool_max_backward(grad_output, self, indices, Op.spatial));
+}
+
+template <const PoolOp& Op>
+at::Tensor avg_pool(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                    std::optional<int64_t> divisor_override) {
+  return pool_avg(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, Op);
+}
+
+template <const PoolOp& Op>
+at::Tensor& avg_pool_out(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                         at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                         std::optional<int64_t> divisor_override, at::Tensor& out) {
+  return assign_out(out, pool_avg(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                  divisor_override, Op));
+}
+
+template <const PoolOp& Op>
+at::Tensor avg_pool_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                             at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                             std::optional<int64_t> divisor_override) {
+  return pool_avg_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                           divisor_override, Op);
+}
+
+template <const PoolOp& Op>
+at::Tensor& avg_pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                                  at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                                  bool count_include_pad, std::optional<int64_t> divisor_override,
+                                  at::Tensor& grad_input) {
+  return assign_out(grad_input, pool_avg_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                                  count_include_pad, divisor_override, Op));
+}
+
+template <const PoolOp& Op>
+at::Tensor adaptive_avg(const at::Tensor& self, c10::SymIntArrayRef output_size) {
+  return adaptive_avg_pool(self, C10_AS_INTARRAYREF_SLOW(output_size), Op);
+}
+
+template <const PoolOp& Op>
+at::Tensor& adaptive_avg_out(const at::Tensor& self, c10::SymIntArrayRef output_size, at::Tensor& out) {
+  return assign_out(out, adaptive_avg_pool(self, C10_AS_INTARRAYREF_SLOW(output_size), Op));
+}
+
+template <const PoolOp& Op>
+at::Tensor adaptive_avg_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  return adaptive_avg_pool_backward(grad_output, self, Op.spatial);
+}
+
+template <const PoolOp& Op>
+at::Tensor& adaptive_avg_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& out) {
+  return assign_out(out, adaptive_avg_pool_backward(grad_output, self, Op.spatial));
+}
+
+template <const PoolOp& Op>
+std::tuple<at::Tensor, at::Tensor> adaptive_max(const at::Tensor& self, at::IntArrayRef output_size) {
+  return adaptive_max_pool(self, output_size, Op);
+}
+
+template <const PoolOp& Op>
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                                      at::Tensor& out, at::Tensor& indices) {
+  auto [v, i] = adaptive_max_pool(self, output_size, Op);
+  assign_out(out, v);
+  assign_out(indices, i);
+  return {out, indices};
+}
+
+template <const PoolOp& Op>
+at::Tensor adaptive_max_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
+  return pool_max_backward(grad_output, self, indices, Op.spatial);
+}
+
+template <const PoolOp& Op>
+at::Tensor& adaptive_max_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                      const at::Tensor& indices, at::Tensor& grad_input) {
+  return assign_out(grad_input, pool_max_backward(grad_output, self, indices, Op.spatial));
 }
 
 // --- max_unpool: each value written where its index says in a zeroed output plane, a scatter
@@ -362,22 +482,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(unpool_3d));
   m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
-  m.impl("max_pool2d_with_indices", TORCH_FN(pool_max_2d));
-  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
-  m.impl("max_pool2d_with_indices_backward", TORCH_FN(pool_max_2d_backward));
-  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_with_indices_backward_out));
-  m.impl("avg_pool2d", TORCH_FN(pool_avg_2d));
-  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
-  m.impl("avg_pool2d_backward", TORCH_FN(pool_avg_2d_backward));
-  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
-  m.impl("_adaptive_avg_pool2d.out", TORCH_FN(adaptive_avg_pool2d_out));
-  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
-  m.impl("_adaptive_avg_pool2d_backward.out", TORCH_FN(adaptive_avg_pool2d_backward_out));
-  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
-  m.impl("adaptive_max_pool2d", TORCH_FN(pool_adaptive_max_2d));
-  m.impl("adaptive_max_pool2d.out", TORCH_FN(adaptive_max_pool2d_out));
-  m.impl("adaptive_max_pool2d_backward", TORCH_FN(pool_max_backward));
-  m.impl("adaptive_max_pool2d_backward.grad_input", TORCH_FN(adaptive_max_pool2d_backward_out));
+#define DB_REGISTER_POOLING(N)                                                                                   \
+  m.impl("max_pool" #N "d_with_indices", TORCH_FN(max_pool_with_indices<kMaxPool##N##d>));                     \
+  m.impl("max_pool" #N "d_with_indices.out", TORCH_FN(max_pool_with_indices_out<kMaxPool##N##d>));             \
+  m.impl("max_pool" #N "d_with_indices_backward", TORCH_FN(max_pool_with_indices_backward<kMaxPool##N##d>));   \
+  m.impl("max_pool" #N "d_with_indices_backward.grad_input",                                                   \
+         TORCH_FN(max_pool_with_indices_backward_out<kMaxPool##N##d>));                                        \
+  m.impl("avg_pool" #N "d", TORCH_FN(avg_pool<kAvgPool##N##d>));                                               \
+  m.impl("avg_pool" #N "d.out", TORCH_FN(avg_pool_out<kAvgPool##N##d>));                                       \
+  m.impl("avg_pool" #N "d_backward", TORCH_FN(avg_pool_backward<kAvgPool##N##d>));                             \
+  m.impl("avg_pool" #N "d_backward.grad_input", TORCH_FN(avg_pool_backward_out<kAvgPool##N##d>));              \
+  m.impl("_adaptive_avg_pool" #N "d", TORCH_FN(adaptive_avg<kAdaptiveAvg##N##d>));                             \
+  m.impl("_adaptive_avg_pool" #N "d.out", TORCH_FN(adaptive_avg_out<kAdaptiveAvg##N##d>));                     \
+  m.impl("_adaptive_avg_pool" #N "d_backward", TORCH_FN(adaptive_avg_backward<kAdaptiveAvg##N##d>));           \
+  m.impl("_adaptive_avg_pool" #N "d_backward.out", TORCH_FN(adaptive_avg_backward_out<kAdaptiveAvg##N##d>));   \
+  m.impl("adaptive_max_pool" #N "d", TORCH_FN(adaptive_max<kAdaptiveMax##N##d>));                              \
+  m.impl("adaptive_max_pool" #N "d.out", TORCH_FN(adaptive_max_out<kAdaptiveMax##N##d>));                      \
+  m.impl("adaptive_max_pool" #N "d_backward", TORCH_FN(adaptive_max_backward<kAdaptiveMax##N##d>));            \
+  m.impl("adaptive_max_pool" #N "d_backward.grad_input", TORCH_FN(adaptive_max_backward_out<kAdaptiveMax##N##d>));
+  DB_REGISTER_POOLING(2)
+  DB_REGISTER_POOLING(3)
+#undef DB_REGISTER_POOLING
 }
 
 }  // namespace drawbridge::ops
