@@ -74,6 +74,13 @@ constexpr UnaryOp kOps[] = {
     {"sinc", Build::Float, Dtypes::All, "u_sinc", nullptr, true, "special.cl"},
     {"special_entr", Build::Float, Dtypes::All, "u_entr", nullptr, false, "special.cl"},
     {"angle", Build::Float, Dtypes::All, "u_angle", nullptr, false, "special.cl"},
+    {"i0", Build::Float, Dtypes::All, "u_i0", nullptr, true, "special.cl"},
+    {"special_i0e", Build::Float, Dtypes::All, "u_i0e", nullptr, false, "special.cl"},
+    {"special_i1", Build::Float, Dtypes::All, "u_i1", nullptr, false, "special.cl"},
+    {"special_i1e", Build::Float, Dtypes::All, "u_i1e", nullptr, false, "special.cl"},
+    {"special_erfcx", Build::Float, Dtypes::All, "u_erfcx", nullptr, false, "special.cl"},
+    {"special_log_ndtr", Build::Float, Dtypes::All, "u_log_ndtr", nullptr, false, "special.cl"},
+    {"special_ndtri", Build::Float, Dtypes::All, "u_ndtri", nullptr, false, "special.cl"},
 };
 
 at::TensorIterator build(const UnaryOp& op, at::Tensor& out, const at::Tensor& self) {

@@ -1,4 +1,5 @@
-// Special functions: digamma, polygamma, Hurwitz zeta, erfinv, log-add-exp and friends.
+// Special functions: digamma, polygamma, Hurwitz zeta, erfinv, Bessel I0/I1, erfcx, the normal
+// CDF's log and inverse, log-add-exp and friends.
 // They are computed in `wide` (double where the device has it) and rounded once to the output, so
 // that float32 results match PyTorch's CPU kernels to within rounding.
 #if CT_IS_FLOAT
@@ -163,7 +164,87 @@ inline wide xlog1py_w(wide x, wide y) {
   return x == 0 ? (wide)0 : x * log1p(y);
 }
 
+// Modified Bessel functions of the first kind, orders 0 and 1, scaled by exp(-|x|): the power
+// series below 30 (positive terms, summed until they stop mattering), the asymptotic expansion
+// e^x / sqrt(2 pi x) (1 - (mu - 1) / (8x) + (mu - 1)(mu - 9) / (2! (8x)^2) - ...) with mu = 4 nu^2
+// beyond (its terms shrink until k ~ 2x, far past double's precision at 30).
+inline wide bessel_i_scaled_w(int order, wide x) {
+  const wide ax = fabs(x);
+  wide result;
+  if (ax <= 30) {
+    const wide q = ax * ax / 4;
+    wide term = order == 0 ? (wide)1 : ax / 2, sum = term;
+    for (int k = 1; k < 500 && term > sum * W_EPS; ++k) {
+      term *= q / ((wide)k * (wide)(k + order));
+      sum += term;
+    }
+    result = sum * exp(-ax);
+  } else {
+    const wide mu = 4 * order * order;
+    wide term = 1, sum = 1;
+    for (int k = 1; k < 60; ++k) {
+      const wide odd = 2 * k - 1;
+      term *= -(mu - odd * odd) / ((wide)k * 8 * ax);
+      sum += term;
+      if (fabs(term) < sum * W_EPS) break;
+    }
+    result = sum / sqrt(2 * W_PI * ax);
+  }
+  return (order == 1 && x < 0) ? -result : result;
+}
+
+inline wide bessel_i_w(int order, wide x) {
+  if (isinf(x)) return order == 0 ? (wide)INFINITY : x;
+  return bessel_i_scaled_w(order, x) * exp(fabs(x));
+}
+
+// erfcx(x) = exp(x^2) erfc(x): directly while neither factor leaves the type's range, the
+// asymptotic series 1 / (x sqrt(pi)) (1 - 1/(2x^2) + 3/(2x^2)^2 - ...) beyond.
+inline wide erfcx_w(wide x) {
+  const wide direct_below = sizeof(wide) == 8 ? (wide)26 : (wide)9;
+  if (isnan(x)) return x;
+  if (x < direct_below) return exp(x * x) * erfc(x);
+  if (isinf(x)) return 0;
+  const wide r = 1 / (2 * x * x);
+  wide term = 1, sum = 1;
+  for (int k = 1; k < 60; ++k) {
+    term *= -(2 * k - 1) * r;
+    sum += term;
+    if (fabs(term) < sum * W_EPS) break;
+  }
+  return sum / (x * sqrt(W_PI));
+}
+
+// log of the standard normal CDF: log1p of the upper tail where the CDF is near 1, and through
+// erfcx below -1, where the CDF itself would underflow.
+inline wide log_ndtr_w(wide x) {
+  const wide t = x * (wide)0.70710678118654752440;
+  if (x > -1) return log1p(-erfc(t) / 2);
+  return log(erfcx_w(-t) / 2) - x * x / 2;
+}
+
+// The inverse of the standard normal CDF: sqrt(2) erfinv(2p - 1) as a first guess, then Newton
+// steps on the CDF written with erfc, which keeps the tails' relative precision.
+inline wide ndtri_w(wide p) {
+  if (p <= 0 || p >= 1) return p == 0 ? -(wide)INFINITY : p == 1 ? (wide)INFINITY : (wide)NAN;
+  const wide sqrt2 = (wide)1.41421356237309504880, inv_sqrt_2pi = (wide)0.39894228040143267794;
+  wide x = sqrt2 * erfinv_w(2 * p - 1);
+  for (int i = 0; i < 3; ++i) {
+    const wide cdf = erfc(-x / sqrt2) / 2, pdf = inv_sqrt_2pi * exp(-x * x / 2);
+    if (pdf == 0) break;
+    x -= (cdf - p) / pdf;
+  }
+  return x;
+}
+
 #define WIDE(x) ((wide)(x))
+UNARY(i0, bessel_i_w(0, WIDE(a)))
+UNARY(i0e, bessel_i_scaled_w(0, WIDE(a)))
+UNARY(i1, bessel_i_w(1, WIDE(a)))
+UNARY(i1e, bessel_i_scaled_w(1, WIDE(a)))
+UNARY(erfcx, erfcx_w(WIDE(a)))
+UNARY(log_ndtr, log_ndtr_w(WIDE(a)))
+UNARY(ndtri, ndtri_w(WIDE(a)))
 UNARY(digamma, digamma_w(WIDE(a)))
 UNARY(erfinv, erfinv_w(WIDE(a)))
 UNARY(sinc, sinc_w(WIDE(a)))
