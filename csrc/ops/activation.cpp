@@ -338,6 +338,23 @@ at::Tensor glu(const at::Tensor& self, int64_t dim) {
   return glu_out(self, dim, out);
 }
 
+// d glu / d self: the first half gets the gate, the second the first half times the gate's slope.
+at::Tensor& glu_backward_out(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim,
+                             at::Tensor& grad_input) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support 0-dimensional tensors");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.size(dim);
+  TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", dim, " is size ", n);
+  at::Tensor first = self.narrow(dim, 0, n / 2), gate = self.narrow(dim, n / 2, n / 2).sigmoid();
+  at::Tensor grad_first = grad_output * gate;
+  at::Tensor grad_second = grad_first * first * (1 - gate);
+  return assign_out(grad_input, at::cat({grad_first, grad_second}, dim), {grad_output, self});
+}
+at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return glu_backward_out(grad_output, self, dim, grad_input);
+}
+
 // softshrink's lambda must lie in [0, the dtype's largest value], as the CPU checks before the dtype.
 void check_shrink_lambda(const at::Tensor& self, const c10::Scalar& lambd) {
   if (!at::isFloatingType(self.scalar_type())) return;  // the kernel's dtype check raises
@@ -427,6 +444,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   core::register_real_kernel<&round_decimals_out>(m, "round.decimals_out");
   core::register_real_kernel<&glu>(m, "glu");
   core::register_real_kernel<&glu_out>(m, "glu.out");
+  core::register_real_kernel<&glu_backward>(m, "glu_backward");
+  core::register_real_kernel<&glu_backward_out>(m, "glu_backward.grad_input");
 }
 
 }  // namespace drawbridge::ops

@@ -290,9 +290,25 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   return assign_out(out, result, {self});
 }
 
+// nonzero with a fixed row count: the coordinates cut to `size` rows or padded with fill_value.
+at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value, at::Tensor& out) {
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  at::Tensor found = nonzero_coords(self);
+  const int64_t kept = std::min(size, found.size(0));
+  at::Tensor result = at::full({size, self.dim()}, fill_value, found.options());
+  if (kept > 0) result.narrow(0, 0, kept).copy_(found.narrow(0, 0, kept));
+  return assign_out(out, result, {self});
+}
+at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));
+  return nonzero_static_out(self, size, fill_value, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nonzero_static", TORCH_FN(nonzero_static));
+  m.impl("nonzero_static.out", TORCH_FN(nonzero_static_out));
   m.impl("index_select", TORCH_FN(index_select));
   m.impl("index_select.out", TORCH_FN(index_select_out));
   m.impl("gather", TORCH_FN(gather));
