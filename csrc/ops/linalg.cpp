@@ -266,9 +266,54 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, s
   return at::linalg_vector_norm(diff, p, {-1});
 }
 
+// d ||diff||_p / d diff times the distance's gradient (the last dim of diff is the vector's):
+// sign(diff) |diff|^(p-1) / dist^(p-1), 0 where the distance is 0 (and, for p < 1, where the
+// difference is), the arg-max coordinates' signs for p = inf, nothing for p = 0.
+at::Tensor distance_grad(const at::Tensor& grad, const at::Tensor& diff, const at::Tensor& dist, double p) {
+  at::Tensor g = grad.unsqueeze(-1), d = dist.unsqueeze(-1);
+  if (p == 0) return at::zeros_like(diff);
+  if (std::isinf(p)) return g * diff.sign() * (diff.abs() == d);
+  at::Tensor grad_diff = p == 1 ? g * diff.sign() : g * diff.sign() * diff.abs().pow(p - 1) / d.pow(p - 1);
+  at::Tensor zero = d == 0;
+  if (p < 1) zero = zero.logical_or(diff == 0);
+  return grad_diff.masked_fill_(zero, 0);
+}
+
+at::Tensor cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2, double p,
+                          const at::Tensor& cdist) {
+  if (x1.numel() == 0 || x2.numel() == 0) return at::zeros_like(x1);
+  at::Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);
+  return distance_grad(grad, diff, cdist, p).sum(-2);
+}
+
+// pdist: the distances of every pair of rows i < j, in row-major order of the pairs.
+at::Tensor pdist_forward(const at::Tensor& self, double p) {
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "pdist only supports floating-point dtypes");
+  TORCH_CHECK(p >= 0, "pdist only supports non-negative p values");
+  const int64_t n = self.size(0);
+  if (n <= 1) return at::empty({0}, self.options());
+  at::Tensor pairs = at::triu_indices(n, n, 1, self.options().dtype(c10::kLong));
+  at::Tensor diff = self.index_select(0, pairs[0]) - self.index_select(0, pairs[1]);
+  return at::linalg_vector_norm(diff, p, {-1});
+}
+
+at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double p, const at::Tensor& pdist) {
+  const int64_t n = self.size(0);
+  at::Tensor result = at::zeros_like(self, at::MemoryFormat::Contiguous);
+  if (n <= 1 || self.size(1) == 0) return result;
+  at::Tensor pairs = at::triu_indices(n, n, 1, self.options().dtype(c10::kLong));
+  at::Tensor diff = self.index_select(0, pairs[0]) - self.index_select(0, pairs[1]);
+  at::Tensor grad_diff = distance_grad(grad, diff, pdist, p);
+  return result.index_add_(0, pairs[0], grad_diff).index_add_(0, pairs[1], grad_diff.neg());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  core::register_real_kernel<&cdist_backward>(m, "_cdist_backward");
+  core::register_real_kernel<&pdist_forward>(m, "_pdist_forward");
+  core::register_real_kernel<&pdist_backward>(m, "_pdist_backward");
   core::register_real_kernel<&mm>(m, "mm");
   core::register_real_kernel<&mm_out>(m, "mm.out");
   core::register_real_kernel<&addmm>(m, "addmm");

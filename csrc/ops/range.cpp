@@ -1,4 +1,4 @@
-// Ranges: arange and linspace (cl/range.cl).
+// Ranges: arange and linspace (cl/range.cl), logspace, eye, and triu/tril indices.
 #include <cmath>
 #include <utility>
 
@@ -93,9 +93,29 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   return out.copy_(at::pow(base, exponents));
 }
 
+// triu_indices / tril_indices: the coordinates of a (row x col) matrix's triangle, row-major, as
+// the nonzero positions of the triangle's mask (so they come out in the CPU's order).
+template <bool Lower>
+at::Tensor triangle_indices(int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                            std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                            std::optional<bool> pin_memory) {
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  const auto type = dtype.value_or(c10::kLong);
+  TORCH_CHECK(type == c10::kLong || type == c10::kInt, "\"", Lower ? "tril" : "triu",
+              "_indices\" not implemented for '", type, "'");
+  auto options = at::TensorOptions().dtype(c10::kLong).device(device.value_or(c10::Device(core::kOcl)));
+  if (row == 0 || col == 0) return at::empty({2, 0}, options.dtype(type));
+  at::Tensor offsets = at::arange(col, options).unsqueeze(0) - at::arange(row, options).unsqueeze(1);
+  at::Tensor mask = Lower ? offsets <= offset : offsets >= offset;
+  return at::nonzero(mask).t().contiguous().to(type);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("triu_indices", TORCH_FN(triangle_indices<false>));
+  m.impl("tril_indices", TORCH_FN(triangle_indices<true>));
   m.impl("arange.start_out", TORCH_FN(arange_out));
   m.impl("linspace.out", TORCH_FN(linspace_out));
   m.impl("eye.out", TORCH_FN(eye_out));
