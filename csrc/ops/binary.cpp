@@ -73,6 +73,18 @@ constexpr BinaryOp kOps[] = {
     {"logaddexp2", nullptr, "logaddexp2.out", Build::Same, Dtypes::Floating, "b_logaddexp2", nullptr, false, "special.cl"},
     {"special_xlog1py", nullptr, "special_xlog1py.out", Build::Float, Dtypes::All, "b_xlog1py", nullptr, false, "special.cl"},
     {"special_zeta", nullptr, "special_zeta.out", Build::Float, Dtypes::All, "b_zeta", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_chebyshev_polynomial_t.out", Build::Float, Dtypes::All, "b_chebyshev_t", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_chebyshev_polynomial_u.out", Build::Float, Dtypes::All, "b_chebyshev_u", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_chebyshev_polynomial_v.out", Build::Float, Dtypes::All, "b_chebyshev_v", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_chebyshev_polynomial_w.out", Build::Float, Dtypes::All, "b_chebyshev_w", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_shifted_chebyshev_polynomial_t.out", Build::Float, Dtypes::All, "b_shifted_chebyshev_t", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_shifted_chebyshev_polynomial_u.out", Build::Float, Dtypes::All, "b_shifted_chebyshev_u", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_shifted_chebyshev_polynomial_v.out", Build::Float, Dtypes::All, "b_shifted_chebyshev_v", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_shifted_chebyshev_polynomial_w.out", Build::Float, Dtypes::All, "b_shifted_chebyshev_w", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_hermite_polynomial_h.out", Build::Float, Dtypes::All, "b_hermite_h", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_hermite_polynomial_he.out", Build::Float, Dtypes::All, "b_hermite_he", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_laguerre_polynomial_l.out", Build::Float, Dtypes::All, "b_laguerre_l", nullptr, false, "special.cl"},
+    {nullptr, nullptr, "special_legendre_polynomial_p.out", Build::Float, Dtypes::All, "b_legendre_p", nullptr, false, "special.cl"},
 };
 
 at::TensorIterator build(Build kind, at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
