@@ -79,6 +79,13 @@ constexpr UnaryOp kOps[] = {
     {"special_i1", Build::Float, Dtypes::All, "u_i1", nullptr, false, "special.cl"},
     {"special_i1e", Build::Float, Dtypes::All, "u_i1e", nullptr, false, "special.cl"},
     {"special_erfcx", Build::Float, Dtypes::All, "u_erfcx", nullptr, false, "special.cl"},
+    {"special_modified_bessel_i0", Build::Float, Dtypes::All, "u_i0", nullptr, false, "special.cl"},
+    {"special_modified_bessel_i1", Build::Float, Dtypes::All, "u_i1", nullptr, false, "special.cl"},
+    {"special_modified_bessel_k0", Build::Float, Dtypes::All, "u_k0", nullptr, false, "special.cl"},
+    {"special_modified_bessel_k1", Build::Float, Dtypes::All, "u_k1", nullptr, false, "special.cl"},
+    {"special_scaled_modified_bessel_k0", Build::Float, Dtypes::All, "u_k0e", nullptr, false, "special.cl"},
+    {"special_scaled_modified_bessel_k1", Build::Float, Dtypes::All, "u_k1e", nullptr, false, "special.cl"},
+    {"special_spherical_bessel_j0", Build::Float, Dtypes::All, "u_spherical_j0", nullptr, false, "special.cl"},
     {"special_log_ndtr", Build::Float, Dtypes::All, "u_log_ndtr", nullptr, false, "special.cl"},
     {"special_ndtri", Build::Float, Dtypes::All, "u_ndtri", nullptr, false, "special.cl"},
 };
