@@ -1,4 +1,4 @@
-// Special functions: digamma, polygamma, Hurwitz zeta, erfinv, Bessel I and K of orders 0 and 1, erfcx, the normal
+// Special functions: digamma, polygamma, Hurwitz zeta, erfinv, Bessel J, Y, I and K of orders 0 and 1, erfcx, the normal
 // CDF's log and inverse, log-add-exp and friends.
 // They are computed in `wide` (double where the device has it) and rounded once to the output, so
 // that float32 results match PyTorch's CPU kernels to within rounding.
@@ -228,6 +228,80 @@ inline wide bessel_k_scaled_w(int order, wide x) {
 
 inline wide bessel_k_w(int order, wide x) { return bessel_k_scaled_w(order, x) * exp(-x); }
 
+// Bessel functions of the first and second kinds, orders 0 and 1: the power series (with the
+// logarithmic terms for Y) below 12, where their largest terms stay near 1e4 so that cancellation
+// costs 4 of double's digits, and Hankel's asymptotic expansion from 12 on, where its terms
+// shrink to e^-24 before they diverge.
+inline void bessel_hankel_w(int order, wide x, wide* j, wide* y) {
+  const wide mu = 4 * order * order;
+  wide p = 1, q = 0, term = 1;
+  for (int k = 1; k < 60; ++k) {
+    const wide odd = 2 * k - 1;
+    term *= (mu - odd * odd) / ((wide)k * 8 * x);
+    if (k % 2) q += (k % 4 == 1 ? 1 : -1) * term;
+    else p += (k % 4 == 0 ? 1 : -1) * term;
+    if (fabs(term) < W_EPS) break;
+  }
+  // chi = x - (order / 2 + 1 / 4) pi, through sin x and cos x to keep x's digits.
+  const wide c = cos(x), s = sin(x), r = (wide)0.70710678118654752440;
+  const wide cos_chi = order == 0 ? (c + s) * r : (s - c) * r;
+  const wide sin_chi = order == 0 ? (s - c) * r : -(c + s) * r;
+  const wide scale = sqrt(2 / (W_PI * x));
+  *j = scale * (p * cos_chi - q * sin_chi);
+  *y = scale * (p * sin_chi + q * cos_chi);
+}
+
+inline wide bessel_j_w(int order, wide x) {
+  if (isinf(x)) return 0;
+  const wide ax = fabs(x), sign = (order == 1 && x < 0) ? -1 : 1;
+  if (ax >= 12) {
+    wide j, y;
+    bessel_hankel_w(order, ax, &j, &y);
+    return sign * j;
+  }
+  const wide q = -ax * ax / 4;
+  wide term = order == 0 ? (wide)1 : ax / 2, sum = term;
+  for (int k = 1; k < 100 && fabs(term) > W_EPS * 1e-4; ++k) {
+    term *= q / ((wide)k * (wide)(k + order));
+    sum += term;
+  }
+  return sign * sum;
+}
+
+inline wide bessel_y_w(int order, wide x) {
+  if (isnan(x) || x < 0) return (wide)NAN;
+  if (x == 0) return -(wide)INFINITY;
+  if (isinf(x)) return 0;
+  if (x >= 12) {
+    wide j, y;
+    bessel_hankel_w(order, x, &j, &y);
+    return y;
+  }
+  const wide euler = (wide)0.57721566490153286061, q = -x * x / 4, log_half = log(x / 2);
+  if (order == 0) {
+    // (2/pi) ((ln(x/2) + gamma) J0 - sum_k (-x^2/4)^k H_k / k!^2)
+    wide term = 1, harmonic = 0, sum = 0;
+    for (int k = 1; k < 100; ++k) {
+      term *= q / ((wide)k * k);
+      harmonic += (wide)1 / k;
+      sum += term * harmonic;
+      if (fabs(term * harmonic) < W_EPS * 1e-4) break;
+    }
+    return 2 / W_PI * ((log_half + euler) * bessel_j_w(0, x) - sum);
+  }
+  // (2/pi) ln(x/2) J1 - 2/(pi x) - (1/pi) sum_k (psi(k+1) + psi(k+2)) (x/2)^(2k+1) (-1)^k / (k! (k+1)!)
+  wide term = x / 2, h_k = 0, h_k1 = 1, sum = term * (h_k + h_k1 - 2 * euler);
+  for (int k = 1; k < 100; ++k) {
+    term *= q / ((wide)k * (k + 1));
+    h_k += (wide)1 / k;
+    h_k1 += (wide)1 / (k + 1);
+    const wide add = term * (h_k + h_k1 - 2 * euler);
+    sum += add;
+    if (fabs(add) < W_EPS * 1e-4) break;
+  }
+  return 2 / W_PI * log_half * bessel_j_w(1, x) - 2 / (W_PI * x) - sum / W_PI;
+}
+
 inline wide spherical_j0_w(wide x) {
   if (isinf(x)) return 0;
   return x == 0 ? (wide)1 : sin(x) / x;
@@ -386,6 +460,10 @@ UNARY(i0, bessel_i_w(0, WIDE(a)))
 UNARY(i0e, bessel_i_scaled_w(0, WIDE(a)))
 UNARY(i1, bessel_i_w(1, WIDE(a)))
 UNARY(i1e, bessel_i_scaled_w(1, WIDE(a)))
+UNARY(j0, bessel_j_w(0, WIDE(a)))
+UNARY(j1, bessel_j_w(1, WIDE(a)))
+UNARY(y0, bessel_y_w(0, WIDE(a)))
+UNARY(y1, bessel_y_w(1, WIDE(a)))
 UNARY(k0, bessel_k_w(0, WIDE(a)))
 UNARY(k1, bessel_k_w(1, WIDE(a)))
 UNARY(k0e, bessel_k_scaled_w(0, WIDE(a)))
