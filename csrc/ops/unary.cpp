@@ -79,6 +79,7 @@ constexpr UnaryOp kOps[] = {
     {"special_i1", Build::Float, Dtypes::All, "u_i1", nullptr, false, "special.cl"},
     {"special_i1e", Build::Float, Dtypes::All, "u_i1e", nullptr, false, "special.cl"},
     {"special_erfcx", Build::Float, Dtypes::All, "u_erfcx", nullptr, false, "special.cl"},
+    {"special_airy_ai", Build::Float, Dtypes::All, "u_airy_ai", nullptr, false, "special.cl"},
     {"special_bessel_j0", Build::Float, Dtypes::All, "u_j0", nullptr, false, "special.cl"},
     {"special_bessel_j1", Build::Float, Dtypes::All, "u_j1", nullptr, false, "special.cl"},
     {"special_bessel_y0", Build::Float, Dtypes::All, "u_y0", nullptr, false, "special.cl"},
