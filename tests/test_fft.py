@@ -110,3 +110,13 @@ def test_empty_and_launch_count():
     # One VkFFT transform for the whole batch, however many kernels it splits into (the copy of
     # the input into the result is a buffer copy, not a launch).
     assert drawbridge._C._launch_count() - before == 1
+
+
+def test_building_a_plan_keeps_the_process_locale():
+    # VkFFT switches to the "C" locale to print its kernels and restored it wrongly: Python then
+    # read files as ASCII (torch.compile's caches failed after any FFT).
+    import locale
+
+    before = locale.setlocale(locale.LC_ALL)
+    torch.fft.fft(signal(5, 7919, dtype=torch.float32).to("ocl"))  # a length no other test plans
+    assert locale.setlocale(locale.LC_ALL) == before

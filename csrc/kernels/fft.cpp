@@ -1,8 +1,10 @@
 #include "kernels/fft.h"
 
+#include <clocale>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 #define VKFFT_BACKEND 3  // OpenCL
@@ -61,7 +63,12 @@ Plan& plan_for(runtime::Device& device, Kind kind, size_t n, size_t batch, bool 
     config.inputBufferSize = &real_bytes;
     for (auto& stride : config.inputBufferStride) stride = n;
   }
+  // VkFFT generates its kernels under the "C" locale and means to restore the caller's, but
+  // keeps setlocale's static buffer, which the switch overwrites: the process would stay in "C"
+  // (and Python would read files as ASCII). Keep our own copy and restore it.
+  const std::string locale = setlocale(LC_ALL, nullptr);
   const VkFFTResult status = initializeVkFFT(&plan->app, config);
+  setlocale(LC_ALL, locale.c_str());
   TORCH_CHECK(status == VKFFT_SUCCESS, "VkFFT could not build a plan for length ", n, " x ", batch,
               " (VkFFTResult ", static_cast<int>(status), ")");
   slot = std::move(plan);

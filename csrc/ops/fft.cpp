@@ -6,13 +6,17 @@
 #include <ATen/ops/_fft_c2c.h>
 #include <ATen/ops/_fft_c2r.h>
 #include <ATen/ops/_fft_r2c.h>
+#include <ATen/Context.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/SymInt.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/device_state.h"
 #include "kernels/fft.h"
@@ -51,6 +55,47 @@ void c2c_along(Tensor& x, int64_t dim, bool inverse) {
   if (!work.is_same(moved)) moved.copy_(work);
 }
 
+// --- result layouts ---------------------------------------------------------------------------
+// torch.compile checks an FFT's result against the strides PyTorch's meta functions give it for a
+// non-CUDA device: those of the CPU's MKL path (or dense ones in a build without MKL). A plain
+// meta tensor would get the CUDA path's, so the layout is worked out here, following the same
+// rules: batch dims first in decreasing input stride, then the transformed dims in `dim` order.
+
+std::vector<int64_t> transform_strides(at::IntArrayRef in_strides, at::IntArrayRef out_sizes,
+                                       const std::vector<int64_t>& dim) {
+  const int64_t ndim = static_cast<int64_t>(out_sizes.size()), signal = static_cast<int64_t>(dim.size());
+  std::vector<bool> transformed(ndim, false);
+  for (int64_t d : dim) transformed[d] = true;
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (!transformed[d]) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return in_strides[a] > in_strides[b]; });
+  const int64_t batch_dims = static_cast<int64_t>(order.size());
+  order.insert(order.end(), dim.begin(), dim.end());
+  // A dense (batch, out_sizes[dim]...) buffer, its batch dim split back into the batch dims.
+  std::vector<int64_t> signal_strides(signal, 1), strides(ndim, 0);
+  for (int64_t i = signal - 2; i >= 0; --i) signal_strides[i] = signal_strides[i + 1] * out_sizes[dim[i + 1]];
+  int64_t batch_stride = signal > 0 ? signal_strides[0] * out_sizes[dim[0]] : 1;
+  for (int64_t i = batch_dims - 1; i >= 0; --i) {
+    strides[order[i]] = batch_stride;
+    batch_stride *= out_sizes[order[i]];
+  }
+  for (int64_t i = 0; i < signal; ++i) strides[dim[i]] = signal_strides[i];
+  return strides;
+}
+
+// `dim` with its first (all but the last, when keep_last) dims in decreasing input stride.
+std::vector<int64_t> sorted_dims(const Tensor& self, at::IntArrayRef dim, bool keep_last) {
+  std::vector<int64_t> sorted(dim.begin(), dim.end());
+  const auto end = sorted.end() - (keep_last ? 1 : 0);
+  std::stable_sort(sorted.begin(), end, [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
+  return sorted;
+}
+
+Tensor empty_fft_result(at::IntArrayRef sizes, std::vector<int64_t> strides, const at::TensorOptions& options) {
+  return at::empty_strided(sizes, strides, options);
+}
+
 void normalize(Tensor& x, int64_t normalization, double signal_numel) {
   if (normalization == 0 || x.numel() == 0) return;
   const double scale = normalization == 1 ? 1.0 / std::sqrt(signal_numel) : 1.0 / signal_numel;
@@ -67,7 +112,9 @@ Tensor fft_c2c_impl(const Tensor& self, c10::SymIntArrayRef sym_dim, int64_t nor
   const at::IntArrayRef dim = C10_AS_INTARRAYREF_SLOW(sym_dim);
   Tensor expected = at::_fft_c2c(linalg::meta(self), dim, normalization, forward);
   check_fft_dtype(self, c10::toRealValueType(self.scalar_type()), "fft_c2c");
-  Tensor out = linalg::like(expected, self.device()).copy_(self);
+  if (dim.empty()) return self.clone();
+  Tensor out = empty_fft_result(self.sizes(), transform_strides(self.strides(), self.sizes(), sorted_dims(self, dim, false)),
+                                self.options()).copy_(self);
   for (int64_t d : dim) c2c_along(out, d, !forward);
   normalize(out, normalization, signal_numel(self, dim));
   return out;
@@ -76,7 +123,11 @@ Tensor fft_c2c_impl(const Tensor& self, c10::SymIntArrayRef sym_dim, int64_t nor
 Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
   Tensor expected = at::_fft_r2c(linalg::meta(self), dim, normalization, onesided);
   check_fft_dtype(self, self.scalar_type(), "fft_r2c");
-  Tensor out = linalg::like(expected, self.device());
+  const auto options = self.options().dtype(c10::toComplexType(self.scalar_type()));
+  Tensor out = at::hasMKL() ? empty_fft_result(expected.sizes(), transform_strides(self.strides(), expected.sizes(),
+                                                                                   sorted_dims(self, dim, true)),
+                                               options)
+                            : at::empty(expected.sizes(), options);
   if (out.numel() == 0) return out.zero_();
   const int64_t last = dim.back(), n = self.size(last);
   if (onesided) {
@@ -107,7 +158,17 @@ Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
 Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size) {
   Tensor expected = at::_fft_c2r_symint(linalg::meta(self), dim, normalization, last_dim_size);
   check_fft_dtype(self, c10::toRealValueType(self.scalar_type()), "fft_c2r");
-  Tensor out = linalg::like(expected, self.device());
+  const auto options = self.options().dtype(c10::toRealValueType(self.scalar_type()));
+  Tensor out;
+  if (at::hasMKL()) {
+    // The other dims' c2c layout first, then the last dim's transform over it.
+    std::vector<int64_t> in_strides(self.strides().begin(), self.strides().end());
+    if (dim.size() > 1)
+      in_strides = transform_strides(self.strides(), self.sizes(), sorted_dims(self, dim.slice(0, dim.size() - 1), false));
+    out = empty_fft_result(expected.sizes(), transform_strides(in_strides, expected.sizes(), {dim.back()}), options);
+  } else {
+    out = at::empty(expected.sizes(), options);
+  }
   if (out.numel() == 0) return out;
   const int64_t last = dim.back(), n = last_dim_size.expect_int();
   // The other dims complex to complex first, on a copy (c2r overwrites its input), then the
