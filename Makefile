@@ -74,6 +74,7 @@ bench: install
 	$(PY) bench/train_step.py
 	$(PY) bench/optimizer_step.py
 	$(PY) bench/compile.py
+	$(PY) bench/spectral_linalg.py
 	$(PY) bench/custom_kernel.py
 	$(PY) bench/allreduce.py
 

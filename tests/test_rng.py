@@ -36,3 +36,11 @@ def test_generators_and_fork_rng():
     with torch.random.fork_rng(device_type="ocl"):
         torch.ocl.manual_seed(12)
     assert torch.ocl.initial_seed() == 11
+
+
+def test_complex_normal_draws_both_parts_as_the_cpu():
+    # Each part with std / sqrt(2) around the mean, so that E|z - mean|^2 = std^2.
+    z = torch.empty(200_000, dtype=torch.complex64, device="ocl").normal_(2.0, 3.0).cpu()
+    for part in (z.real, z.imag):
+        assert abs(part.mean().item() - 2.0) < 0.03 and abs(part.std().item() - 3.0 / 2 ** 0.5) < 0.03
+    assert torch.randn(4, 3, dtype=torch.complex64, device="ocl").dtype == torch.complex64

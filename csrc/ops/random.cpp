@@ -39,6 +39,11 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.is_complex()) {  // as the CPU: both parts drawn with std / sqrt(2), so |z - mean|^2 has mean std^2
+    at::Tensor parts = at::view_as_real(self);
+    normal_(parts, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
   check_dtype("normal_", self.scalar_type(), Dtypes::Floating);
   return sample(self, "normal", gen, mean, std);
 }
