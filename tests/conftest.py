@@ -38,6 +38,15 @@ def _quiet_fallback():
     drawbridge.set_fallback_mode(previous)
 
 
+@pytest.fixture
+def native_only():
+    """The fallback raises: what the test runs must be the device's own kernels."""
+    previous = drawbridge.get_fallback_mode()
+    drawbridge.set_fallback_mode("error")
+    yield
+    drawbridge.set_fallback_mode(previous)
+
+
 def supports_fp64() -> bool:
     return torch.ocl.get_device_properties().supports_fp64
 

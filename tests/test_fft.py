@@ -10,18 +10,14 @@ import pytest
 import torch
 
 import drawbridge
+
 from conftest import supports_fp64
 
 DTYPES = [torch.float32] + ([torch.float64] if supports_fp64() else [])
 TOL = {torch.float32: dict(rtol=2e-5, atol=2e-5), torch.float64: dict(rtol=1e-10, atol=1e-10)}
 
 
-@pytest.fixture(autouse=True)
-def native_only():
-    previous = drawbridge.get_fallback_mode()
-    drawbridge.set_fallback_mode("error")
-    yield
-    drawbridge.set_fallback_mode(previous)
+pytestmark = pytest.mark.usefixtures("native_only")
 
 
 def signal(*shape, dtype, complex_=False, seed=0):

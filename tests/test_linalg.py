@@ -9,19 +9,13 @@ gauge does not change.
 import pytest
 import torch
 
-import drawbridge
 from conftest import supports_fp64
 
 DTYPES = [torch.float32] + ([torch.float64] if supports_fp64() else [])
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9, atol=1e-9)}
 
 
-@pytest.fixture(autouse=True)
-def native_only():
-    previous = drawbridge.get_fallback_mode()
-    drawbridge.set_fallback_mode("error")
-    yield
-    drawbridge.set_fallback_mode(previous)
+pytestmark = pytest.mark.usefixtures("native_only")
 
 
 def well_conditioned(*shape, dtype, seed=0):

@@ -9,6 +9,7 @@ import torch
 from conftest import supports_fp64
 
 mpmath.mp.dps = 30
+pytestmark = pytest.mark.usefixtures("native_only")
 
 X = [0.001, 0.5, 3.0, 5.4, 7.9, 11.9, 12.1, 15.0, 20.0, 29.9, 30.1, 50.0, 100.0, 1000.0, 12345.6]
 FUNCTIONS = {
