@@ -92,10 +92,7 @@ Tensor2 triangular_solve_impl(const Tensor& B, const Tensor& A, bool upper, bool
 
 std::tuple<Tensor&, Tensor&> triangular_solve_out(const Tensor& B, const Tensor& A, bool upper, bool transpose,
                                                   bool unitriangular, Tensor& X, Tensor& M) {
-  auto [x, m] = triangular_solve_impl(B, A, upper, transpose, unitriangular);
-  assign_out(X, x, {A, B});
-  assign_out(M, m, {A, B});
-  return {X, M};
+  return assign_outs(std::tie(X, M), triangular_solve_impl(B, A, upper, transpose, unitriangular), {A, B});
 }
 
 // --- Cholesky --------------------------------------------------------------------------------
@@ -116,10 +113,7 @@ Tensor2 linalg_cholesky_ex_impl(const Tensor& A, bool upper, bool check_errors) 
 
 std::tuple<Tensor&, Tensor&> linalg_cholesky_ex_out(const Tensor& A, bool upper, bool check_errors, Tensor& L,
                                                     Tensor& info) {
-  auto [l, i] = linalg_cholesky_ex_impl(A, upper, check_errors);
-  assign_out(L, l, {A});
-  assign_out(info, i, {A});
-  return {L, info};
+  return assign_outs(std::tie(L, info), linalg_cholesky_ex_impl(A, upper, check_errors), {A});
 }
 
 Tensor cholesky_impl(const Tensor& A, bool upper) {
@@ -178,11 +172,7 @@ Tensor3 linalg_lu_factor_ex_impl(const Tensor& A, bool pivot, bool check_errors)
 
 std::tuple<Tensor&, Tensor&, Tensor&> linalg_lu_factor_ex_out(const Tensor& A, bool pivot, bool check_errors,
                                                               Tensor& LU, Tensor& pivots, Tensor& info) {
-  auto [lu, p, i] = linalg_lu_factor_ex_impl(A, pivot, check_errors);
-  assign_out(LU, lu, {A});
-  assign_out(pivots, p, {A});
-  assign_out(info, i, {A});
-  return {LU, pivots, info};
+  return assign_outs(std::tie(LU, pivots, info), linalg_lu_factor_ex_impl(A, pivot, check_errors), {A});
 }
 
 // x ([batch, n, cols], overwritten) becomes A^{-1} x, or A^{-T} x with `adjoint`, for A = P L U
@@ -252,11 +242,7 @@ Tensor3 lu_unpack_impl(const Tensor& LU, const Tensor& pivots, bool unpack_data,
 
 std::tuple<Tensor&, Tensor&, Tensor&> lu_unpack_out(const Tensor& LU, const Tensor& pivots, bool unpack_data,
                                                     bool unpack_pivots, Tensor& P, Tensor& L, Tensor& U) {
-  auto [p, l, u] = lu_unpack_impl(LU, pivots, unpack_data, unpack_pivots);
-  assign_out(P, p, {LU, pivots});
-  assign_out(L, l, {LU, pivots});
-  assign_out(U, u, {LU, pivots});
-  return {P, L, U};
+  return assign_outs(std::tie(P, L, U), lu_unpack_impl(LU, pivots, unpack_data, unpack_pivots), {LU, pivots});
 }
 
 Tensor3 linalg_lu_impl(const Tensor& A, bool pivot) {
@@ -267,11 +253,7 @@ Tensor3 linalg_lu_impl(const Tensor& A, bool pivot) {
 }
 
 std::tuple<Tensor&, Tensor&, Tensor&> linalg_lu_out(const Tensor& A, bool pivot, Tensor& P, Tensor& L, Tensor& U) {
-  auto [p, l, u] = linalg_lu_impl(A, pivot);
-  assign_out(P, p, {A});
-  assign_out(L, l, {A});
-  assign_out(U, u, {A});
-  return {P, L, U};
+  return assign_outs(std::tie(P, L, U), linalg_lu_impl(A, pivot), {A});
 }
 
 // (-1)^(row exchanges) of each matrix's pivots, in dtype `type`.
@@ -290,11 +272,7 @@ Tensor3 linalg_det_impl(const Tensor& A) {
 }
 
 std::tuple<Tensor&, Tensor&, Tensor&> linalg_det_out(const Tensor& A, Tensor& det, Tensor& LU, Tensor& pivots) {
-  auto [d, lu, p] = linalg_det_impl(A);
-  assign_out(det, d, {A});
-  assign_out(LU, lu, {A});
-  assign_out(pivots, p, {A});
-  return {det, LU, pivots};
+  return assign_outs(std::tie(det, LU, pivots), linalg_det_impl(A), {A});
 }
 
 Tensor4 linalg_slogdet_impl(const Tensor& A) {
@@ -309,12 +287,7 @@ Tensor4 linalg_slogdet_impl(const Tensor& A) {
 
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> linalg_slogdet_out(const Tensor& A, Tensor& sign, Tensor& logabsdet,
                                                                   Tensor& LU, Tensor& pivots) {
-  auto [s, l, lu, p] = linalg_slogdet_impl(A);
-  assign_out(sign, s, {A});
-  assign_out(logabsdet, l, {A});
-  assign_out(LU, lu, {A});
-  assign_out(pivots, p, {A});
-  return {sign, logabsdet, LU, pivots};
+  return assign_outs(std::tie(sign, logabsdet, LU, pivots), linalg_slogdet_impl(A), {A});
 }
 
 Tensor2 linalg_inv_ex_impl(const Tensor& A, bool check_errors) {
@@ -329,10 +302,7 @@ Tensor2 linalg_inv_ex_impl(const Tensor& A, bool check_errors) {
 }
 
 std::tuple<Tensor&, Tensor&> linalg_inv_ex_out(const Tensor& A, bool check_errors, Tensor& inverse, Tensor& info) {
-  auto [x, i] = linalg_inv_ex_impl(A, check_errors);
-  assign_out(inverse, x, {A});
-  assign_out(info, i, {A});
-  return {inverse, info};
+  return assign_outs(std::tie(inverse, info), linalg_inv_ex_impl(A, check_errors), {A});
 }
 
 Tensor4 linalg_solve_ex_impl(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
@@ -351,12 +321,7 @@ Tensor4 linalg_solve_ex_impl(const Tensor& A, const Tensor& B, bool left, bool c
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> linalg_solve_ex_out(const Tensor& A, const Tensor& B, bool left,
                                                                    bool check_errors, Tensor& result, Tensor& LU,
                                                                    Tensor& pivots, Tensor& info) {
-  auto [x, lu, p, i] = linalg_solve_ex_impl(A, B, left, check_errors);
-  assign_out(result, x, {A, B});
-  assign_out(LU, lu, {A, B});
-  assign_out(pivots, p, {A, B});
-  assign_out(info, i, {A, B});
-  return {result, LU, pivots, info};
+  return assign_outs(std::tie(result, LU, pivots, info), linalg_solve_ex_impl(A, B, left, check_errors), {A, B});
 }
 
 // --- QR --------------------------------------------------------------------------------------
@@ -392,10 +357,7 @@ Tensor2 geqrf_impl(const Tensor& A) {
 }
 
 std::tuple<Tensor&, Tensor&> geqrf_out(const Tensor& A, Tensor& a, Tensor& tau) {
-  auto [r, t] = geqrf_impl(A);
-  assign_out(a, r, {A});
-  assign_out(tau, t, {A});
-  return {a, tau};
+  return assign_outs(std::tie(a, tau), geqrf_impl(A), {A});
 }
 
 Tensor2 linalg_qr_impl(const Tensor& A, c10::string_view mode) {
@@ -417,10 +379,7 @@ Tensor2 linalg_qr_impl(const Tensor& A, c10::string_view mode) {
 }
 
 std::tuple<Tensor&, Tensor&> linalg_qr_out(const Tensor& A, c10::string_view mode, Tensor& Q, Tensor& R) {
-  auto [q, r] = linalg_qr_impl(A, mode);
-  assign_out(Q, q, {A});
-  assign_out(R, r, {A});
-  return {Q, R};
+  return assign_outs(std::tie(Q, R), linalg_qr_impl(A, mode), {A});
 }
 
 Tensor linalg_householder_product_impl(const Tensor& V, const Tensor& tau) {

@@ -24,4 +24,15 @@ inline at::Tensor& assign_out(at::Tensor& out, const at::Tensor& result, at::Arr
   return out.copy_(result);
 }
 
+// The same for ops with several outputs: results[i] into outs[i], the out tensors returned.
+template <typename... Results>
+std::tuple<std::conditional_t<true, at::Tensor&, Results>...> assign_outs(
+    std::tuple<std::conditional_t<true, at::Tensor&, Results>...> outs, const std::tuple<Results...>& results,
+    at::ArrayRef<at::Tensor> inputs = {}) {
+  std::apply([&](auto&... out) {
+    std::apply([&](const auto&... result) { (assign_out(out, result, inputs), ...); }, results);
+  }, outs);
+  return outs;
+}
+
 }  // namespace drawbridge::ops

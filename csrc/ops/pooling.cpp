@@ -321,10 +321,7 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool_with_indices_out(const at::Tensor&
                                                                at::IntArrayRef stride, at::IntArrayRef padding,
                                                                at::IntArrayRef dilation, bool ceil_mode,
                                                                at::Tensor& out, at::Tensor& indices) {
-  auto [v, i] = pool_max(self, kernel_size, stride, padding, dilation, ceil_mode, Op);
-  assign_out(out, v);
-  assign_out(indices, i);
-  return {out, indices};
+  return assign_outs(std::tie(out, indices), pool_max(self, kernel_size, stride, padding, dilation, ceil_mode, Op));
 }
 
 template <const PoolOp& Op>
@@ -403,10 +400,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max(const at::Tensor& self, at::IntA
 template <const PoolOp& Op>
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_out(const at::Tensor& self, at::IntArrayRef output_size,
                                                       at::Tensor& out, at::Tensor& indices) {
-  auto [v, i] = adaptive_max_pool(self, output_size, Op);
-  assign_out(out, v);
-  assign_out(indices, i);
-  return {out, indices};
+  return assign_outs(std::tie(out, indices), adaptive_max_pool(self, output_size, Op));
 }
 
 template <const PoolOp& Op>

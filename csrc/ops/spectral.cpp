@@ -45,10 +45,7 @@ std::tuple<Tensor, Tensor> linalg_eigh_impl(const Tensor& A, c10::string_view up
 
 std::tuple<Tensor&, Tensor&> linalg_eigh_out(const Tensor& A, c10::string_view uplo, bool compute_v, Tensor& values,
                                              Tensor& vectors) {
-  auto [w, v] = linalg_eigh_impl(A, uplo, compute_v);
-  assign_out(values, w, {A});
-  assign_out(vectors, v, {A});
-  return {values, vectors};
+  return assign_outs(std::tie(values, vectors), linalg_eigh_impl(A, uplo, compute_v), {A});
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_svd_impl(const Tensor& A, bool full_matrices, bool compute_uv,
@@ -87,11 +84,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd_impl(const Tensor& A, bool full_ma
 std::tuple<Tensor&, Tensor&, Tensor&> linalg_svd_out(const Tensor& A, bool full_matrices, bool compute_uv,
                                                      std::optional<c10::string_view> driver, Tensor& U, Tensor& S,
                                                      Tensor& Vh) {
-  auto [u, s, vh] = linalg_svd_impl(A, full_matrices, compute_uv, driver);
-  assign_out(U, u, {A});
-  assign_out(S, s, {A});
-  assign_out(Vh, vh, {A});
-  return {U, S, Vh};
+  return assign_outs(std::tie(U, S, Vh), linalg_svd_impl(A, full_matrices, compute_uv, driver), {A});
 }
 
 // Least squares through the SVD: the minimum-norm solution with singular values below
@@ -139,12 +132,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> linalg_lstsq_out(const Tensor& A,
                                                                 std::optional<c10::string_view> driver, Tensor& x,
                                                                 Tensor& residuals, Tensor& rank,
                                                                 Tensor& singular_values) {
-  auto [s, r, k, sv] = linalg_lstsq_impl(A, B, rcond, driver);
-  assign_out(x, s, {A, B});
-  assign_out(residuals, r, {A, B});
-  assign_out(rank, k, {A, B});
-  assign_out(singular_values, sv, {A, B});
-  return {x, residuals, rank, singular_values};
+  return assign_outs(std::tie(x, residuals, rank, singular_values), linalg_lstsq_impl(A, B, rcond, driver), {A, B});
 }
 
 }  // namespace
