@@ -1,5 +1,6 @@
 // Loss functions and their backward, composed of native kernels: nll_loss (1-d/2-d and the 2d
-// image form), mse_loss, smooth_l1_loss, huber_loss, binary_cross_entropy and multi_margin_loss.
+// image form), mse_loss, smooth_l1_loss, huber_loss, binary_cross_entropy, multi_margin_loss and
+// multilabel_margin_loss.
 // The formulas and the checks are the CPU's; reduction is 0 (none), 1 (mean) or 2 (sum).
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>
@@ -334,9 +335,80 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   return assign_out(grad_input, margin_loss_multi_backward(grad_output, self, target, p, margin, weight, reduction));
 }
 
+// ---- multilabel_margin_loss -----------------------------------------------------------------
+
+// Per sample, over the listed targets j (up to the first -1) and the classes i that are not
+// targets: max(0, 1 - x[j] + x[i]), divided by the number of classes. One (N, K, C) tensor of
+// margins, K the target list's length.
+struct MultilabelTerms {
+  at::Tensor x;          // (N, C) in the compute type
+  at::Tensor targets;    // (N, K), -1 entries as 0 (masked by `listed`)
+  at::Tensor listed;     // (N, K) bool: before the first -1
+  at::Tensor is_target;  // (N, C) in x's type
+  at::Tensor active;     // (N, K, C) as 0/1: listed target, non-target class, positive margin
+  at::Tensor margins;    // (N, K, C)
+};
+
+MultilabelTerms multilabel_terms(const at::Tensor& self, const at::Tensor& target) {
+  check_dtype("multilabel_margin_loss", self.scalar_type(), Dtypes::Floating);
+  TORCH_CHECK((self.dim() <= 1 && self.numel() > 0) || (self.dim() == 2 && self.size(1) > 0),
+              "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", self.sizes());
+  TORCH_CHECK(target.sizes() == self.sizes(), "inconsistent target size: ", target.sizes(), " for input of size: ",
+              self.sizes());
+  const int64_t classes = self.dim() == 0 ? 1 : self.size(-1), samples = self.dim() == 2 ? self.size(0) : 1;
+  MultilabelTerms m;
+  m.x = wide(self).reshape({samples, classes});
+  at::Tensor t = target.reshape({samples, classes}).to(c10::kLong);
+  TORCH_CHECK(t.numel() == 0 || t.ge(-1).logical_and_(t.lt(classes)).all().item<bool>(),
+              "argument #2 'target' is out of range");
+  m.listed = t.ge(0).cumprod(1).to(c10::kBool);
+  m.targets = t.clamp_min(0);
+  m.is_target = at::zeros_like(m.x).scatter_add_(1, m.targets, m.listed.to(m.x.scalar_type())).gt_(0).to(m.x.scalar_type());
+  m.margins = m.x.gather(1, m.targets).unsqueeze(2).neg().add_(1).add(m.x.unsqueeze(1));
+  at::Tensor pairs = m.listed.unsqueeze(2).logical_and(m.is_target.unsqueeze(1).eq(0));
+  m.active = m.margins.gt(0).logical_and_(pairs).to(m.x.scalar_type());
+  return m;
+}
+
+std::tuple<at::Tensor, at::Tensor> multilabel_loss(const at::Tensor& self, const at::Tensor& target,
+                                                                  int64_t reduction) {
+  MultilabelTerms m = multilabel_terms(self, target);
+  at::Tensor loss = (m.margins * m.active).sum({1, 2}).div_(m.x.size(1));
+  if (self.dim() <= 1 && reduction == at::Reduction::None) loss = loss.squeeze(0);
+  return {reduce_loss(loss, reduction).to(self.scalar_type()), m.is_target.view(self.sizes()).to(self.scalar_type())};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(const at::Tensor& self,
+                                                                        const at::Tensor& target, int64_t reduction,
+                                                                        at::Tensor& output, at::Tensor& is_target) {
+  return assign_outs(std::tie(output, is_target), multilabel_loss(self, target, reduction));
+}
+
+// Each active pair moves its non-target class up and its target down by the upstream gradient.
+at::Tensor multilabel_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                           const at::Tensor& target, int64_t reduction, const at::Tensor& is_target) {
+  MultilabelTerms m = multilabel_terms(self, target);
+  const int64_t samples = m.x.size(0), classes = m.x.size(1);
+  at::Tensor g = wide(grad_output).reshape({reduction == at::Reduction::None ? samples : 1, 1}).div(classes);
+  if (reduction == at::Reduction::Mean) g.div_(samples);
+  at::Tensor grad = m.active.sum(1).mul_(g);
+  grad.scatter_add_(1, m.targets, m.active.sum(2).mul_(g).neg_());
+  return grad.view(self.sizes()).to(self.scalar_type());
+}
+
+at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                                const at::Tensor& target, int64_t reduction,
+                                                const at::Tensor& is_target, at::Tensor& grad_input) {
+  return assign_out(grad_input, multilabel_loss_backward(grad_output, self, target, reduction, is_target));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("multilabel_margin_loss_forward", TORCH_FN(multilabel_loss));
+  m.impl("multilabel_margin_loss_forward.output", TORCH_FN(multilabel_margin_loss_forward_out));
+  m.impl("multilabel_margin_loss_backward", TORCH_FN(multilabel_loss_backward));
+  m.impl("multilabel_margin_loss_backward.grad_input", TORCH_FN(multilabel_margin_loss_backward_out));
   m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
   m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
