@@ -116,3 +116,13 @@ def test_building_a_plan_keeps_the_process_locale():
     before = locale.setlocale(locale.LC_ALL)
     torch.fft.fft(signal(5, 7919, dtype=torch.float32).to("ocl"))  # a length no other test plans
     assert locale.setlocale(locale.LC_ALL) == before
+
+
+@pytest.mark.parametrize("n", [16381, 16384, 16385, 32749, 131072], ids=str)
+def test_long_lengths(n):
+    # Up to kFftMaxLength through VkFFT (16381 is prime: Bluestein), past it through the CPU's
+    # pocketfft (VkFFT's multi-pass kernels crash on PoCL there).
+    x = signal(2, n, dtype=torch.float32)
+    check(torch.fft.rfft, x, torch.float32)
+    check(lambda t: torch.fft.fft(t, norm="ortho"), x, torch.float32)
+    check(lambda t: torch.fft.irfft(t, n=n), torch.fft.rfft(x), torch.float32)

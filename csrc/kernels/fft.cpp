@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -13,6 +14,7 @@
 #include <c10/util/Exception.h>
 
 #include "runtime/commands.h"
+#include "runtime/error.h"
 #include "runtime/kernel_times.h"
 
 namespace drawbridge::kernels {
@@ -23,36 +25,43 @@ namespace {
 // buffer and writes the real one.
 enum class Kind { c2c, r2c };
 
-using PlanKey = std::tuple<cl_device_id, Kind, size_t, size_t, bool>;
+// Per queue: a plan that needs scratch space (long or prime lengths) owns one temporary buffer,
+// which transforms on two streams at once must not share.
+using PlanKey = std::tuple<cl_command_queue, Kind, size_t, size_t, bool>;
 
+// VkFFT keeps pointers to the device, context and buffer sizes it was configured with (and reads
+// the sizes at every launch), so they live here, beside the application.
 struct Plan {
   VkFFTApplication app{};
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  uint64_t bytes = 0, real_bytes = 0;
   std::mutex launching;  // VkFFT sets its kernels' arguments, then enqueues them
 };
 
 // The buffers a plan is built with are only needed for its set-up: launches name their own.
-Plan& plan_for(runtime::Device& device, Kind kind, size_t n, size_t batch, bool fp64, FftOperand data,
-               FftOperand real) {
+Plan& plan_for(runtime::Device& device, cl_command_queue q, Kind kind, size_t n, size_t batch, bool fp64,
+               FftOperand data, FftOperand real) {
   static std::mutex mutex;
   static std::map<PlanKey, std::unique_ptr<Plan>> plans;  // kept until exit, as compiled kernels are
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = plans[PlanKey{device.id(), kind, n, batch, fp64}];
+  auto& slot = plans[PlanKey{q, kind, n, batch, fp64}];
   if (slot) return *slot;
   auto plan = std::make_unique<Plan>();
-  cl_device_id id = device.id();
-  cl_context context = device.context();
+  plan->device = device.id();
+  plan->context = device.context();
   const size_t complex_len = kind == Kind::r2c ? n / 2 + 1 : n;
-  uint64_t bytes = batch * complex_len * 2 * (fp64 ? 8 : 4), real_bytes = batch * n * (fp64 ? 8 : 4);
+  plan->bytes = batch * complex_len * 2 * (fp64 ? 8 : 4);
+  plan->real_bytes = batch * n * (fp64 ? 8 : 4);
   VkFFTConfiguration config{};
   config.FFTdim = 1;
   config.size[0] = n;
   config.numberBatches = batch;
-  config.device = &id;
-  config.context = &context;
+  config.device = &plan->device;
+  config.context = &plan->context;
   config.buffer = &data.buffer;
-  config.bufferSize = &bytes;
+  config.bufferSize = &plan->bytes;
   config.doublePrecision = fp64;
-  config.specifyOffsetsAtLaunch = 1;
   config.useLUT = 1;  // tabulated twiddles: the device's sin and cos lose digits at large n
   for (auto& stride : config.bufferStride) stride = complex_len;
   if (kind == Kind::r2c) {
@@ -60,7 +69,7 @@ Plan& plan_for(runtime::Device& device, Kind kind, size_t n, size_t batch, bool 
     config.isInputFormatted = 1;  // the reals in their own dense buffer, not padded in place
     config.inverseReturnToInputBuffer = 1;
     config.inputBuffer = &real.buffer;
-    config.inputBufferSize = &real_bytes;
+    config.inputBufferSize = &plan->real_bytes;
     for (auto& stride : config.inputBufferStride) stride = n;
   }
   // VkFFT generates its kernels under the "C" locale and means to restore the caller's, but
@@ -75,19 +84,44 @@ Plan& plan_for(runtime::Device& device, Kind kind, size_t n, size_t batch, bool 
   return *slot;
 }
 
+// An operand as a sub-buffer that starts where it starts: VkFFT's multi-pass plans (long and
+// prime lengths) apply a launch's buffer offset to their own scratch buffer too and write past
+// its end, so every launch names buffers at offset 0. Released once enqueued (OpenCL keeps it
+// alive for the commands that use it).
+class OperandBuffer {
+ public:
+  OperandBuffer(const runtime::Device& device, FftOperand operand, size_t bytes) {
+    TORCH_INTERNAL_ASSERT(operand.offset % device.properties().base_address_align == 0,
+                          "fft: operand at an unaligned offset ", operand.offset);
+    cl_buffer_region region{operand.offset, bytes};
+    cl_int status = CL_SUCCESS;
+    mem_ = clCreateSubBuffer(operand.buffer, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
+    DB_CL_CHECK(status);
+  }
+  ~OperandBuffer() { clReleaseMemObject(mem_); }
+  OperandBuffer(const OperandBuffer&) = delete;
+  OperandBuffer& operator=(const OperandBuffer&) = delete;
+  cl_mem* get() { return &mem_; }
+
+ private:
+  cl_mem mem_ = nullptr;
+};
+
 void run(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type, Kind kind, size_t n,
          size_t batch, FftOperand data, FftOperand real, bool inverse) {
   TORCH_INTERNAL_ASSERT(fft_supports(real_type, device), "fft: unsupported dtype ", real_type);
+  TORCH_INTERNAL_ASSERT(n <= kFftMaxLength, "fft: length ", n, " is past VkFFT's single-pass plans");
   if (n == 0 || batch == 0) return;
   runtime::OpScope scope("fft (VkFFT)");
-  Plan& plan = plan_for(device, kind, n, batch, real_type == c10::kDouble, data, real);
+  Plan& plan = plan_for(device, q, kind, n, batch, real_type == c10::kDouble, data, real);
+  OperandBuffer complex_part(device, data, plan.bytes);
+  std::optional<OperandBuffer> real_part;
   VkFFTLaunchParams params{};
   params.commandQueue = &q;
-  params.buffer = &data.buffer;
-  params.bufferOffset = data.offset;
+  params.buffer = complex_part.get();
   if (kind == Kind::r2c) {
-    params.inputBuffer = &real.buffer;
-    params.inputBufferOffset = real.offset;
+    real_part.emplace(device, real, plan.real_bytes);
+    params.inputBuffer = real_part->get();
   }
   runtime::note_launch();  // one transform, however many kernels VkFFT splits it into
   cl_event started = runtime::kernel_timing() ? runtime::enqueue_marker(q) : nullptr;

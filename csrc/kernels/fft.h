@@ -1,7 +1,7 @@
 // Batched one-dimensional FFTs through VkFFT (a maintained FFT library with an OpenCL backend):
 // any length (Bluestein for large primes), float32, and float64 where the device has it. Each
 // transform runs over `batch` dense sequences; the ops move the transformed dim last and make it
-// dense first (ops/fft.cpp). Plans are built once per (device, kind, length, batch, precision)
+// dense first (ops/fft.cpp). Plans are built once per (queue, kind, length, batch, precision)
 // and kept for the process's life: VkFFT compiles its kernels when it builds a plan.
 #pragma once
 
@@ -13,11 +13,17 @@
 
 namespace drawbridge::kernels {
 
-// A dense operand: a buffer and the byte offset where its first sequence starts.
+// A dense operand: a buffer and the byte offset where its first sequence starts, aligned as a
+// sub-buffer's origin must be (the caching allocator's blocks are; ops/fft.cpp copies views).
 struct FftOperand {
   cl_mem buffer;
   size_t offset;
 };
+
+// Longer transforms take VkFFT's multi-pass kernels, which crash on PoCL (a segfault inside the
+// kernel at 32749, 65537 or 131072 points, while 16381 and 2^20 run); ops/fft.cpp transforms
+// those lengths with the CPU's pocketfft and says so in docs/ops.md.
+constexpr size_t kFftMaxLength = 16384;
 
 // float32, and float64 on devices with fp64: the real type of the transform.
 bool fft_supports(c10::ScalarType real_type, const runtime::Device& device);

@@ -51,14 +51,23 @@ at::Tensor& polar_out(const at::Tensor& abs, const at::Tensor& angle, at::Tensor
   return out;
 }
 
-// The conjugate as values (torch.fft's inverse transforms of real signals end with one): the
-// imaginary parts negated in place of a copy.
+// The conjugate as values (torch.fft's inverse transforms of real signals end with one): a copy,
+// then its imaginary parts negated.
+void negate_imaginary(at::Tensor& t) {
+  if (t.is_complex()) at::view_as_real(t.is_conj() ? at::_conj(t) : t).select(-1, 1).neg_();
+}
+
 at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
   check_out_overlap(out, {self});
   at::native::resize_output(out, self.sizes());
   out.copy_(self);
-  if (out.is_complex()) at::view_as_real(out.is_conj() ? at::_conj(out) : out).select(-1, 1).neg_();
+  negate_imaginary(out);
   return out;
+}
+
+at::Tensor& conj_physical_inplace(at::Tensor& self) {
+  negate_imaginary(self);
+  return self;
 }
 
 }  // namespace
@@ -67,6 +76,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("complex.out", TORCH_FN(complex_out));
   m.impl("polar.out", TORCH_FN(polar_out));
   m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
+  m.impl("conj_physical_", TORCH_FN(conj_physical_inplace));
 }
 
 }  // namespace drawbridge::ops

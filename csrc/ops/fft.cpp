@@ -7,6 +7,7 @@
 #include <ATen/ops/_fft_c2r.h>
 #include <ATen/ops/_fft_r2c.h>
 #include <ATen/Context.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/view_as_real.h>
@@ -34,6 +35,11 @@ kernels::FftOperand operand(const Tensor& t) {
   return {ref.mem, ref.offset};
 }
 
+// t itself when it is dense and starts an allocation (as VkFFT's operands must), else a copy.
+Tensor fresh_dense(const Tensor& t) {
+  return t.is_contiguous() && t.storage_offset() == 0 ? t : t.clone(at::MemoryFormat::Contiguous);
+}
+
 runtime::Device& ocl_device(const Tensor& t) { return core::checked_device(t.device().index()); }
 
 void check_fft_dtype(const Tensor& t, c10::ScalarType real_type, const char* op) {
@@ -49,9 +55,13 @@ void c2c_along(Tensor& x, int64_t dim, bool inverse) {
   const int64_t n = x.size(dim);
   if (x.numel() == 0 || n == 1) return;  // a length-1 transform is the identity (VkFFT refuses it)
   Tensor moved = x.movedim(dim, -1);
-  Tensor work = moved.is_contiguous() ? moved : moved.contiguous();
-  kernels::fft_c2c(ocl_device(x), core::current_queue(), c10::toRealValueType(x.scalar_type()), n, work.numel() / n,
-                   operand(work), inverse);
+  if (n > static_cast<int64_t>(kernels::kFftMaxLength)) {  // the CPU's pocketfft (kernels/fft.h)
+    moved.copy_(at::_fft_c2c(moved.cpu(), {moved.dim() - 1}, 0, !inverse));
+    return;
+  }
+  Tensor work = fresh_dense(moved);
+  kernels::fft_c2c(ocl_device(x), core::current_queue(x.device().index()), c10::toRealValueType(x.scalar_type()), n,
+                   work.numel() / n, operand(work), inverse);
   if (!work.is_same(moved)) moved.copy_(work);
 }
 
@@ -92,14 +102,17 @@ std::vector<int64_t> sorted_dims(const Tensor& self, at::IntArrayRef dim, bool k
   return sorted;
 }
 
-Tensor empty_fft_result(at::IntArrayRef sizes, std::vector<int64_t> strides, const at::TensorOptions& options) {
-  return at::empty_strided(sizes, strides, options);
-}
-
 void normalize(Tensor& x, int64_t normalization, double signal_numel) {
   if (normalization == 0 || x.numel() == 0) return;
   const double scale = normalization == 1 ? 1.0 / std::sqrt(signal_numel) : 1.0 / signal_numel;
   (x.is_complex() ? at::view_as_real(x) : x).mul_(scale);
+}
+
+// Direct aten::_fft_* calls may name dims from the end.
+std::vector<int64_t> wrapped(at::IntArrayRef dim, int64_t ndim) {
+  std::vector<int64_t> out;
+  for (int64_t d : dim) out.push_back(c10::maybe_wrap_dim(d, ndim));
+  return out;
 }
 
 double signal_numel(const Tensor& x, at::IntArrayRef dim) {
@@ -109,22 +122,25 @@ double signal_numel(const Tensor& x, at::IntArrayRef dim) {
 }
 
 Tensor fft_c2c_impl(const Tensor& self, c10::SymIntArrayRef sym_dim, int64_t normalization, bool forward) {
-  const at::IntArrayRef dim = C10_AS_INTARRAYREF_SLOW(sym_dim);
+  const std::vector<int64_t> dims = wrapped(C10_AS_INTARRAYREF_SLOW(sym_dim), self.dim());
+  const at::IntArrayRef dim = dims;
   Tensor expected = at::_fft_c2c(linalg::meta(self), dim, normalization, forward);
   check_fft_dtype(self, c10::toRealValueType(self.scalar_type()), "fft_c2c");
   if (dim.empty()) return self.clone();
-  Tensor out = empty_fft_result(self.sizes(), transform_strides(self.strides(), self.sizes(), sorted_dims(self, dim, false)),
+  Tensor out = at::empty_strided(self.sizes(), transform_strides(self.strides(), self.sizes(), sorted_dims(self, dim, false)),
                                 self.options()).copy_(self);
   for (int64_t d : dim) c2c_along(out, d, !forward);
   normalize(out, normalization, signal_numel(self, dim));
   return out;
 }
 
-Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
+Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef raw_dim, int64_t normalization, bool onesided) {
+  const std::vector<int64_t> dims = wrapped(raw_dim, self.dim());
+  const at::IntArrayRef dim = dims;
   Tensor expected = at::_fft_r2c(linalg::meta(self), dim, normalization, onesided);
   check_fft_dtype(self, self.scalar_type(), "fft_r2c");
   const auto options = self.options().dtype(c10::toComplexType(self.scalar_type()));
-  Tensor out = at::hasMKL() ? empty_fft_result(expected.sizes(), transform_strides(self.strides(), expected.sizes(),
+  Tensor out = at::hasMKL() ? at::empty_strided(expected.sizes(), transform_strides(self.strides(), expected.sizes(),
                                                                                    sorted_dims(self, dim, true)),
                                                options)
                             : at::empty(expected.sizes(), options);
@@ -132,15 +148,17 @@ Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
   const int64_t last = dim.back(), n = self.size(last);
   if (onesided) {
     // The halved dim first, real to complex, then the others complex to complex.
-    Tensor real = self.movedim(last, -1).contiguous();
+    Tensor real = fresh_dense(self.movedim(last, -1));
     std::vector<int64_t> sizes = real.sizes().vec();
     sizes.back() = n / 2 + 1;
     Tensor half = at::empty(sizes, out.options());
     if (n == 1) {  // the identity, which VkFFT refuses
       half.zero_();
       at::view_as_real(half).select(-1, 0).copy_(real);
+    } else if (n > static_cast<int64_t>(kernels::kFftMaxLength)) {
+      half.copy_(at::_fft_r2c(real.cpu(), {real.dim() - 1}, 0, true));
     } else {
-      kernels::fft_r2c(ocl_device(self), core::current_queue(), self.scalar_type(), n, real.numel() / n,
+      kernels::fft_r2c(ocl_device(self), core::current_queue(self.device().index()), self.scalar_type(), n, real.numel() / n,
                        operand(real), operand(half));
     }
     out.copy_(half.movedim(-1, last));
@@ -155,7 +173,9 @@ Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
   return out;
 }
 
-Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size) {
+Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef raw_dim, int64_t normalization, c10::SymInt last_dim_size) {
+  const std::vector<int64_t> dims = wrapped(raw_dim, self.dim());
+  const at::IntArrayRef dim = dims;
   Tensor expected = at::_fft_c2r_symint(linalg::meta(self), dim, normalization, last_dim_size);
   check_fft_dtype(self, c10::toRealValueType(self.scalar_type()), "fft_c2r");
   const auto options = self.options().dtype(c10::toRealValueType(self.scalar_type()));
@@ -165,7 +185,7 @@ Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
     std::vector<int64_t> in_strides(self.strides().begin(), self.strides().end());
     if (dim.size() > 1)
       in_strides = transform_strides(self.strides(), self.sizes(), sorted_dims(self, dim.slice(0, dim.size() - 1), false));
-    out = empty_fft_result(expected.sizes(), transform_strides(in_strides, expected.sizes(), {dim.back()}), options);
+    out = at::empty_strided(expected.sizes(), transform_strides(in_strides, expected.sizes(), {dim.back()}), options);
   } else {
     out = at::empty(expected.sizes(), options);
   }
@@ -175,7 +195,7 @@ Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
   // halved dim complex to real.
   Tensor half = self.narrow(last, 0, n / 2 + 1).clone();
   for (int64_t d : dim.slice(0, dim.size() - 1)) c2c_along(half, d, true);
-  half = half.movedim(last, -1).contiguous();
+  half = fresh_dense(half.movedim(last, -1));
   // A real signal's coefficients 0 and n/2 are real: the CPU reads only their real parts, and
   // VkFFT, which transforms two sequences as one complex one, mixes their imaginary parts in.
   Tensor imag = at::view_as_real(half).select(-1, 1);
@@ -184,8 +204,10 @@ Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
   Tensor real = at::empty(expected.movedim(last, -1).sizes().vec(), out.options());
   if (n == 1)
     real.copy_(at::view_as_real(half).select(-1, 0));
+  else if (n > static_cast<int64_t>(kernels::kFftMaxLength))
+    real.copy_(at::_fft_c2r(half.cpu(), {half.dim() - 1}, 0, n));
   else
-    kernels::fft_c2r(ocl_device(self), core::current_queue(), out.scalar_type(), n, real.numel() / n,
+    kernels::fft_c2r(ocl_device(self), core::current_queue(self.device().index()), out.scalar_type(), n, real.numel() / n,
                      operand(half), operand(real));
   out.copy_(real.movedim(-1, last));
   double numel = static_cast<double>(n);

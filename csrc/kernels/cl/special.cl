@@ -217,11 +217,14 @@ inline wide bessel_k_scaled_w(int order, wide x) {
     }
     return sum * sqrt(W_PI / (2 * x));
   }
-  const wide h = (wide)0.15 / fmax((wide)1, sqrt(x)), end = acosh(1 + 45 / x);
+  // The integrand is below e^-45 past cosh t = 1 + 45 / x; for tiny x, acosh(y) = log(2y).
+  const wide h = (wide)0.15 / fmax((wide)1, sqrt(x));
+  const wide end = x < (wide)1e-3 ? log((wide)90) - log(x) : acosh(1 + 45 / x);
   wide sum = (wide)0.5;  // the t = 0 end of the trapezoid, where the integrand is 1
   for (int k = 1; k * h <= end; ++k) {
-    const wide t = k * h, s = sinh(t / 2);
-    sum += exp(-2 * x * s * s) * (order == 0 ? (wide)1 : cosh(t));
+    const wide t = k * h, s = sinh(t / 2), decay = -2 * x * s * s;
+    // cosh(t) e^decay as two exponentials: cosh alone overflows before the product does.
+    sum += order == 0 ? exp(decay) : (exp(decay + t) + exp(decay - t)) / 2;
   }
   return h * sum;
 }
