@@ -286,6 +286,13 @@ at::Tensor cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at
   return distance_grad(grad, diff, cdist, p).sum(-2);
 }
 
+// The rows i < j of every pair, row-major: (pairs, x[i] - x[j]).
+std::tuple<at::Tensor, at::Tensor> pair_differences(const at::Tensor& self) {
+  const int64_t n = self.size(0);
+  at::Tensor pairs = at::triu_indices(n, n, 1, self.options().dtype(c10::kLong));
+  return {pairs, self.index_select(0, pairs[0]) - self.index_select(0, pairs[1])};
+}
+
 // pdist: the distances of every pair of rows i < j, in row-major order of the pairs.
 at::Tensor pdist_forward(const at::Tensor& self, double p) {
   TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
@@ -293,17 +300,14 @@ at::Tensor pdist_forward(const at::Tensor& self, double p) {
   TORCH_CHECK(p >= 0, "pdist only supports non-negative p values");
   const int64_t n = self.size(0);
   if (n <= 1) return at::empty({0}, self.options());
-  at::Tensor pairs = at::triu_indices(n, n, 1, self.options().dtype(c10::kLong));
-  at::Tensor diff = self.index_select(0, pairs[0]) - self.index_select(0, pairs[1]);
-  return at::linalg_vector_norm(diff, p, {-1});
+  return at::linalg_vector_norm(std::get<1>(pair_differences(self)), p, {-1});
 }
 
 at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double p, const at::Tensor& pdist) {
   const int64_t n = self.size(0);
   at::Tensor result = at::zeros_like(self, at::MemoryFormat::Contiguous);
   if (n <= 1 || self.size(1) == 0) return result;
-  at::Tensor pairs = at::triu_indices(n, n, 1, self.options().dtype(c10::kLong));
-  at::Tensor diff = self.index_select(0, pairs[0]) - self.index_select(0, pairs[1]);
+  auto [pairs, diff] = pair_differences(self);
   at::Tensor grad_diff = distance_grad(grad, diff, pdist, p);
   return result.index_add_(0, pairs[0], grad_diff).index_add_(0, pairs[1], grad_diff.neg());
 }

@@ -400,7 +400,7 @@ inline wide ndtri_w(wide p) {
 // Orthogonal polynomials of degree n (n < 0 gives 0), by their three-term recurrences, with the
 // CPU's closed forms at the interval's ends and its trigonometric forms inside the interval for
 // large n. The shifted Chebyshev polynomials are the plain ones at 2x - 1.
-inline wide chebyshev_w(char kind, wide x, long n) {
+inline wide chebyshev_wide(char kind, wide x, long n) {
   if (n < 0) return 0;
   const wide odd = n % 2 ? -1 : 1;  // (-1)^n
   if (fabs(x) == 1) {
@@ -436,13 +436,7 @@ inline wide chebyshev_w(char kind, wide x, long n) {
   return q;
 }
 
-inline wide shifted_chebyshev_w(char kind, wide x, long n) {
-  if (n >= 0 && x == 0) {  // 2x - 1 = -1 exactly, as the CPU special-cases it
-    const wide odd = n % 2 ? -1 : 1;
-    return kind == 'u' ? odd * (wide)(n + 1) : kind == 'v' ? odd * (wide)(2 * n + 1) : odd;
-  }
-  return chebyshev_w(kind, x + x - 1, n);
-}
+inline wide shifted_chebyshev_wide(char kind, wide x, long n) { return chebyshev_wide(kind, x + x - 1, n); }
 
 inline wide hermite_h_w(wide x, long n) {  // the physicists' H_n
   if (n < 0) return 0;
@@ -495,14 +489,14 @@ inline wide legendre_w(wide x, long n) {
 
 #define WIDE(x) ((wide)(x))
 #define DEGREE(b) ((long)(b))
-BINARY(chebyshev_t, chebyshev_w('t', WIDE(a), DEGREE(b)))
-BINARY(chebyshev_u, chebyshev_w('u', WIDE(a), DEGREE(b)))
-BINARY(chebyshev_v, chebyshev_w('v', WIDE(a), DEGREE(b)))
-BINARY(chebyshev_w, chebyshev_w('w', WIDE(a), DEGREE(b)))
-BINARY(shifted_chebyshev_t, shifted_chebyshev_w('t', WIDE(a), DEGREE(b)))
-BINARY(shifted_chebyshev_u, shifted_chebyshev_w('u', WIDE(a), DEGREE(b)))
-BINARY(shifted_chebyshev_v, shifted_chebyshev_w('v', WIDE(a), DEGREE(b)))
-BINARY(shifted_chebyshev_w, shifted_chebyshev_w('w', WIDE(a), DEGREE(b)))
+BINARY(chebyshev_t, chebyshev_wide('t', WIDE(a), DEGREE(b)))
+BINARY(chebyshev_u, chebyshev_wide('u', WIDE(a), DEGREE(b)))
+BINARY(chebyshev_v, chebyshev_wide('v', WIDE(a), DEGREE(b)))
+BINARY(chebyshev_w, chebyshev_wide('w', WIDE(a), DEGREE(b)))
+BINARY(shifted_chebyshev_t, shifted_chebyshev_wide('t', WIDE(a), DEGREE(b)))
+BINARY(shifted_chebyshev_u, shifted_chebyshev_wide('u', WIDE(a), DEGREE(b)))
+BINARY(shifted_chebyshev_v, shifted_chebyshev_wide('v', WIDE(a), DEGREE(b)))
+BINARY(shifted_chebyshev_w, shifted_chebyshev_wide('w', WIDE(a), DEGREE(b)))
 BINARY(hermite_h, hermite_h_w(WIDE(a), DEGREE(b)))
 BINARY(hermite_he, hermite_he_w(WIDE(a), DEGREE(b)))
 BINARY(laguerre_l, laguerre_w(WIDE(a), DEGREE(b)))
