@@ -2,6 +2,7 @@
 random numbers, and the everyday ops running without the fallback."""
 import pytest
 import torch
+import torch.nn.functional as F
 
 import drawbridge
 
@@ -282,3 +283,23 @@ def test_more_dims_than_a_kernel_descriptor(native_only):
     assert po.stride() == p.stride()
     assert torch.equal((po + y.to("ocl")).cpu(), p + y)
     assert torch.equal((po * 2).contiguous().cpu(), (p * 2).contiguous())
+
+
+def test_exp_underflows_and_overflows_as_the_cpu(native_only):
+    """The kernels' own float32 exp (softmax, sigmoid, silu, compiled exp) gives the CPU's zeros,
+    denormals and infinities at the ends of its range: exp(-inf) once came out as 2^-126, which
+    left the masked part of every causal softmax full of denormals (slow in every product after)."""
+    ends = torch.tensor([float("-inf"), -1000.0, -104.0, -103.0, -95.0, -88.0, -87.0, 0.0, 88.0, 88.5, 88.8, 89.0,
+                         1000.0, float("inf")])
+    rows = torch.stack([torch.zeros(ends.numel()), ends]).t().contiguous()  # softmax of (0, x) = (1, e^x) / (1 + e^x)
+    got = torch.softmax(rows.to("ocl"), -1).cpu()
+    expected = torch.softmax(rows.double(), -1).float()
+    assert torch.equal(got == 0, expected == 0), (got, expected)
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=0, equal_nan=True)  # denormals included
+    for fn in (torch.sigmoid, F.silu):
+        torch.testing.assert_close(fn(-ends.to("ocl")).cpu(), fn(-ends), rtol=1e-6, atol=0, equal_nan=True)
+    compiled = torch.compile(lambda x: torch.exp(x) * 1.0, backend="ocl")
+    got = compiled(ends.to("ocl")).cpu()
+    expected = torch.exp(ends.double()).float()
+    assert torch.equal(got.isinf(), expected.isinf()) and torch.equal(got == 0, expected == 0), (got, expected)
+    torch.testing.assert_close(got, expected, rtol=2e-7, atol=0)
