@@ -17,6 +17,8 @@ def native_only():
 def run(device, q, k, v, **kw):
     inputs = [t.detach().to(device).requires_grad_() for t in (q, k, v)]
     mask = kw.pop("attn_mask", None)
+    if kw.pop("transposed", False):  # (batch, row, head, dim) in memory, as a projection's output is
+        inputs = [t.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_() for t in inputs]
     out = F.scaled_dot_product_attention(*inputs, attn_mask=None if mask is None else mask.to(device), **kw)
     upstream = torch.randn(out.shape, generator=torch.Generator().manual_seed(1)).to(device, out.dtype)
     grads = torch.autograd.grad(out, inputs, upstream)
@@ -36,6 +38,8 @@ CASES = {
     "bool_mask": ((2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 8), dict(attn_mask=fully_masked_row_mask())),
     "float_mask": ((2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 8), dict(attn_mask=torch.randn(3, 5, 6))),
     "three_dims_scale": ((4, 5, 8), (4, 6, 8), (4, 6, 8), dict(scale=0.3)),
+    "three_dims_mask": ((4, 5, 8), (4, 6, 8), (4, 6, 8), dict(attn_mask=torch.randn(4, 5, 6))),
+    "strided_wide_rows": ((1, 2, 6, 16), (1, 2, 9, 16), (1, 2, 9, 24), dict(is_causal=True, transposed=True)),
     "grouped_query_heads": ((2, 4, 5, 8), (2, 2, 6, 8), (2, 2, 6, 8), dict(enable_gqa=True)),
 }
 
@@ -98,6 +102,41 @@ def test_fused_forward_does_not_store_the_score_matrix():
     torch.testing.assert_close(out.cpu()[..., :64, :], expected, rtol=1e-5, atol=1e-5)
 
 
+def test_float_mask_gets_its_gradient(native_only):
+    g = torch.Generator().manual_seed(3)
+    q, k, v = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g)
+    mask = torch.randn(3, 5, 6, generator=g)  # broadcast over the batch: its gradient sums over it
+    grads = {}
+    for device in ("cpu", "ocl"):
+        inputs = [t.detach().to(device).requires_grad_() for t in (q, k, v, mask)]
+        out = F.scaled_dot_product_attention(*inputs[:3], attn_mask=inputs[3])
+        if device == "ocl":
+            assert "FusedAttentionOverrideable" in out.grad_fn.name()
+        out.square().sum().backward()
+        grads[device] = [t.grad for t in inputs]
+    for a, b in zip(grads["ocl"], grads["cpu"], strict=True):
+        torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_backward_does_not_store_the_score_matrix():
+    length, dim = 2048, 32
+    q, k, v = (torch.randn(1, 1, length, dim, device="ocl", requires_grad=True) for _ in range(3))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    upstream = torch.randn_like(out)
+    torch.ocl.synchronize()
+    torch.ocl.reset_peak_memory_stats()
+    before = torch.ocl.memory_allocated()
+    grads = torch.autograd.grad(out, (q, k, v), upstream)
+    torch.ocl.synchronize()
+    extra = torch.ocl.max_memory_allocated() - before
+    assert extra < length * length * 4 / 8, f"{extra} bytes: the {length}x{length} scores were stored"
+    # The first 64 queries see only the first 64 keys: their gradient is that of the cut-down problem.
+    part = [t.detach().cpu()[..., :64, :].requires_grad_() for t in (q, k, v)]
+    expected = torch.autograd.grad(F.scaled_dot_product_attention(*part, is_causal=True), part[0],
+                                   upstream.cpu()[..., :64, :])[0]
+    torch.testing.assert_close(grads[0].cpu()[..., :64, :], expected, rtol=1e-4, atol=1e-5)
+
+
 def test_bad_masks_raise():
     q = torch.randn(2, 2, 3, 4, device="ocl")
     with pytest.raises(RuntimeError, match="attn_mask dtype"):
@@ -108,3 +147,15 @@ def test_bad_masks_raise():
         F.scaled_dot_product_attention(q, q[..., :3], q)  # head dims of q and k differ
     with pytest.raises(RuntimeError, match="same device"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(3, 3, dtype=torch.bool))
+
+
+def test_sdpa_kernel_chooses_the_implementation(native_only):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q = torch.randn(1, 2, 4, 8, device="ocl", requires_grad=True)
+    with sdpa_kernel(SDPBackend.MATH):
+        assert "FusedAttentionOverrideable" not in F.scaled_dot_product_attention(q, q, q).grad_fn.name()
+    with sdpa_kernel(SDPBackend.OVERRIDEABLE):
+        assert "FusedAttentionOverrideable" in F.scaled_dot_product_attention(q, q, q).grad_fn.name()
+        with pytest.raises(RuntimeError, match="no available kernel"):
+            F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)  # the fused kernel has no dropout
+    assert "FusedAttentionOverrideable" in F.scaled_dot_product_attention(q, q, q).grad_fn.name()

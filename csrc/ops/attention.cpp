@@ -1,21 +1,18 @@
 // scaled_dot_product_attention on ocl. PyTorch asks each backend which implementation to use
-// (_fused_sdp_choice_stub); we answer "overrideable" whenever the fused kernel applies, and
-// "math" otherwise (dropout, grouped-query heads, broadcast batch dims, float64), whose
-// composition of native ops PyTorch then runs.
+// (_fused_sdp_choice_stub); we answer "overrideable" whenever the fused kernel applies and
+// sdpa_kernel allows it, and "math" otherwise (dropout, grouped-query heads, broadcast batch
+// dims, float64), whose composition of native ops PyTorch then runs.
 //
-// The fused forward (cl/attention.cl) never stores the L x S score matrix and returns each row's
-// logsumexp; the backward recomputes the probabilities, softmax(q k^T scale + bias), with native
-// matrix products in float32 (it stores L x S per head: flash attention's backward without tiling).
+// The fused kernels (cl/attention.cl) never store the L x S score matrix: the forward returns
+// each row's logsumexp, from which the backward's two kernels recompute the probabilities.
+#include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
-#include <ATen/ops/matmul.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/full.h>
-#include <ATen/ops/_safe_softmax.h>
-#include <ATen/ops/ones.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
@@ -58,8 +55,14 @@ bool fused_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
 int64_t choose_sdp_backend(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                            const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
                            std::optional<double> scale, bool enable_gqa) {
-  return static_cast<int64_t>(fused_applies(query, key, value, attn_mask, dropout_p) ? at::SDPBackend::overrideable
-                                                                                     : at::SDPBackend::math);
+  // torch.nn.attention.sdpa_kernel's choice is honoured, as on CUDA.
+  const at::Context& context = at::globalContext();
+  if (context.userEnabledOverrideableSDP() && fused_applies(query, key, value, attn_mask, dropout_p))
+    return static_cast<int64_t>(at::SDPBackend::overrideable);
+  TORCH_CHECK(context.userEnabledMathSDP(),
+              "scaled_dot_product_attention on ocl: no available kernel (the math backend is disabled and the fused "
+              "one ", context.userEnabledOverrideableSDP() ? "does not apply to these inputs" : "is disabled", ")");
+  return static_cast<int64_t>(at::SDPBackend::math);
 }
 
 double scale_for(const at::Tensor& query, std::optional<double> scale) {
@@ -101,11 +104,82 @@ at::Tensor laid_out_like(const at::Tensor& result, const at::Tensor& like) {
 
 struct AttentionDesc {
   cl_long heads, q_len, kv_len;
-  cl_long q_stride[4], k_stride[4], v_stride[4], bias_stride[4];
+  cl_long q_stride[4], k_stride[4], v_stride[4], bias_stride[4], out_stride[4], grad_out_stride[4];
 };
 
 void copy_strides(const at::Tensor& t, cl_long* out) {
   for (int d = 0; d < 4; ++d) out[d] = t.size(d) == 1 ? 0 : t.stride(d);
+}
+
+// The 4-d operands of one attention problem (q, k, v, the expanded additive bias) and what every
+// kernel of cl/attention.cl is built and launched with.
+struct Attention {
+  at::Tensor q, k, v, bias;
+  bool causal;
+  float scale;
+
+  int64_t batch() const { return q.size(0); }
+  int64_t heads() const { return q.size(1); }
+  int64_t q_len() const { return q.size(2); }
+  int64_t kv_len() const { return k.size(2); }
+  int64_t head_dim() const { return q.size(3); }
+  int64_t value_dim() const { return v.size(3); }
+
+  // `rows_like` are the other operands whose rows the kernel reads in float8 pieces.
+  runtime::Kernel& kernel(const char* name, const std::string& extra_options,
+                          std::initializer_list<const at::Tensor*> rows_like) const {
+    // NARGS sizes common.clh's IterDesc, which these kernels do not use.
+    std::string options = std::string("-DNARGS=6 -DT=") + kernels::dtype_token(q.scalar_type()) +
+                          " -DHEAD_DIM=" + std::to_string(head_dim()) + " -DVALUE_DIM=" + std::to_string(value_dim()) +
+                          extra_options;
+    if (causal) options += " -DCAUSAL";
+    bool dense_rows = q.scalar_type() == c10::kFloat && head_dim() % 8 == 0 && value_dim() % 8 == 0;
+    for (const at::Tensor* t : {&q, &k, &v}) dense_rows = dense_rows && t->stride(3) == 1;
+    for (const at::Tensor* t : rows_like) dense_rows = dense_rows && t->stride(3) == 1;
+    if (dense_rows) options += " -DVECTOR_ROWS";
+    if (bias.defined()) options += " -DBIAS";
+    return kernels::get_kernel(core::checked_device(q.device().index()), "attention.cl", options, name);
+  }
+
+  // One work-item per row of `rows`; `operands` in the kernel's order, an undefined tensor where
+  // the kernel takes a placeholder.
+  void launch(runtime::Kernel& kernel, AttentionDesc desc, std::initializer_list<const at::Tensor*> operands,
+              int64_t rows) const {
+    desc.heads = heads();
+    desc.q_len = q_len();
+    desc.kv_len = kv_len();
+    copy_strides(q, desc.q_stride);
+    copy_strides(k, desc.k_stride);
+    copy_strides(v, desc.v_stride);
+    if (bias.defined()) copy_strides(bias, desc.bias_stride);
+    runtime::Device& device = core::checked_device(q.device().index());
+    std::vector<runtime::BufferRef> refs;
+    for (const at::Tensor* t : operands) refs.push_back(device.memory().resolve((t->defined() ? *t : q).const_data_ptr()));
+    const cl_long row_count = rows;
+    std::vector<runtime::KernelArg> args{{sizeof(desc), &desc}};
+    for (const runtime::BufferRef& ref : refs) {
+      args.push_back({sizeof(cl_mem), &ref.mem});
+      args.push_back({sizeof(cl_ulong), &ref.offset});
+    }
+    args.push_back({sizeof(scale), &scale});
+    args.push_back({sizeof(row_count), &row_count});
+    c10::DeviceGuard guard(q.device());
+    const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
+    runtime::launch_args(kernel, core::current_queue(q.device().index()), (rows + local - 1) / local, local,
+                         args.data(), args.size());
+  }
+};
+
+Attention attention_of(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                       const std::optional<at::Tensor>& attn_bias, bool is_causal, std::optional<double> scale) {
+  Attention a{as_4d(query), as_4d(key), as_4d(value), at::Tensor(), is_causal,
+              static_cast<float>(scale_for(query, scale))};
+  if (attn_bias && attn_bias->defined()) {
+    at::Tensor bias = additive_bias(*attn_bias, a.q);
+    if (query.dim() == 3) bias = bias.expand({a.batch(), a.q_len(), a.kv_len()}).unsqueeze(1);
+    a.bias = bias.expand({a.batch(), a.heads(), a.q_len(), a.kv_len()});
+  }
+  return a;
 }
 
 using FusedResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
@@ -118,58 +192,25 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
               "_scaled_dot_product_fused_attention_overrideable: unsupported inputs on ocl (query ", query.sizes(),
               " ", query.scalar_type(), ", key ", key.sizes(), ", value ", value.sizes(), ", dropout_p ", dropout_p,
               ")");
-  at::Tensor q = as_4d(query), k = as_4d(key), v = as_4d(value);
-  const int64_t batch = q.size(0), heads = q.size(1), q_len = q.size(2), kv_len = k.size(2);
-  const int64_t head_dim = q.size(3), value_dim = v.size(3);
-  at::Tensor out = at::empty({batch, heads, q_len, value_dim}, q.options());
-  at::Tensor lse = at::empty({batch, heads, q_len}, q.options().dtype(c10::kFloat));
-  at::Tensor bias;
-  if (attn_bias && attn_bias->defined()) bias = additive_bias(*attn_bias, q).expand({batch, heads, q_len, kv_len});
-
-  runtime::Device& device = core::checked_device(q.device().index());
-  // NARGS sizes common.clh's IterDesc, which this kernel does not use.
-  std::string options = std::string("-DNARGS=6 -DT=") + kernels::dtype_token(q.scalar_type()) +
-                        " -DHEAD_DIM=" + std::to_string(head_dim) + " -DVALUE_DIM=" + std::to_string(value_dim);
-  if (is_causal) options += " -DCAUSAL";
-  if (q.scalar_type() == c10::kFloat && q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 &&
-      head_dim % 8 == 0 && value_dim % 8 == 0)
-    options += " -DVECTOR_ROWS";
-  if (bias.defined()) options += " -DBIAS";
-  runtime::Kernel& kernel = kernels::get_kernel(device, "attention.cl", options, "attention_forward");
-
-  AttentionDesc desc{heads, q_len, kv_len, {}, {}, {}, {}};
-  copy_strides(q, desc.q_stride);
-  copy_strides(k, desc.k_stride);
-  copy_strides(v, desc.v_stride);
-  if (bias.defined()) copy_strides(bias, desc.bias_stride);
-  const at::Tensor& bias_or_q = bias.defined() ? bias : q;  // never read without BIAS
-  std::vector<runtime::BufferRef> refs;
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&out, &lse, &q, &k, &v, &bias_or_q})
-    refs.push_back(device.memory().resolve(t->const_data_ptr()));
-  const cl_float scale_value = static_cast<cl_float>(scale_for(query, scale));
-  const cl_long rows = batch * heads * q_len;
-  std::vector<runtime::KernelArg> args{{sizeof(desc), &desc}};
-  for (const runtime::BufferRef& ref : refs) {
-    args.push_back({sizeof(cl_mem), &ref.mem});
-    args.push_back({sizeof(cl_ulong), &ref.offset});
-  }
-  args.push_back({sizeof(scale_value), &scale_value});
-  args.push_back({sizeof(rows), &rows});
-  c10::DeviceGuard guard(q.device());
-  const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
-  runtime::launch_args(kernel, core::current_queue(q.device().index()), (rows + local - 1) / local, local, args.data(),
-                       args.size());
+  const Attention a = attention_of(query, key, value, attn_bias, is_causal, scale);
+  at::Tensor out = at::empty({a.batch(), a.heads(), a.q_len(), a.value_dim()}, a.q.options());
+  at::Tensor lse = at::empty({a.batch(), a.heads(), a.q_len()}, a.q.options().dtype(c10::kFloat));
+  a.launch(a.kernel("attention_forward", "", {}), AttentionDesc{}, {&out, &lse, &a.q, &a.k, &a.v, &a.bias},
+           a.batch() * a.heads() * a.q_len());
   if (query.dim() == 3) out = out.squeeze(1);  // the logsumexp stays (1, heads, rows), as the meta function says
   std::vector<int64_t> out_sizes = query.sizes().vec();
-  out_sizes.back() = value_dim;
+  out_sizes.back() = a.value_dim();
   at::Tensor laid_out = empty_like_layout(query, out_sizes);
   if (laid_out.strides() != out.strides()) out = laid_out.copy_(out);
   // No dropout: the philox seed and offset are placeholders (0-d, as the meta function says).
-  at::Tensor seed = at::zeros({}, q.options().dtype(c10::kLong)), offset = at::zeros({}, q.options().dtype(c10::kLong));
-  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(q_len), c10::SymInt(kv_len), seed, offset, at::Tensor()};
+  at::Tensor seed = at::zeros({}, a.q.options().dtype(c10::kLong));
+  at::Tensor offset = at::zeros({}, a.q.options().dtype(c10::kLong));
+  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(a.q_len()), c10::SymInt(a.kv_len()), seed, offset,
+          at::Tensor()};
 }
 
-// The gradients from the recomputed probabilities, in float32.
+// The gradients by the two backward kernels (cl/attention.cl), from the forward's output and
+// logsumexp: nothing of size L x S is stored unless the bias's gradient is asked for.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
     const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
@@ -177,29 +218,47 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor& philox_seed,
     const at::Tensor& philox_offset, std::optional<double> scale) {
   TORCH_CHECK(dropout_p == 0, "the fused ocl attention has no dropout; its backward got dropout_p ", dropout_p);
-  const double s = scale_for(query, scale);
-  auto wide = [](const at::Tensor& t) { return t.to(c10::kFloat); };
-  at::Tensor q = wide(query), k = wide(key), v = wide(value), d_out = wide(grad_out);
-  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).mul_(s);
-  if (attn_bias.defined()) scores.add_(wide(additive_bias(attn_bias, query)));
-  if (is_causal)
-    scores.masked_fill_(at::ones({q.size(-2), k.size(-2)}, q.options().dtype(c10::kBool)).triu_(1),
-                        -std::numeric_limits<double>::infinity());
-  // Softmax (rows with no visible key are 0, as in the forward) rather than exp(s - lse): the
-  // logsumexp from the kernel carries its exp/log rounding into every probability.
-  at::Tensor probs = at::_safe_softmax(scores, -1);
-  at::Tensor grad_q, grad_k, grad_v, grad_bias;
-  if (grad_input_mask[2]) grad_v = at::matmul(probs.transpose(-2, -1), d_out).to(value.scalar_type());
-  // d scores = P * (dP - rowsum(P * dP)), dP = dO V^T. (rowsum(P * dP) equals rowsum(dO * O), but
-  // this form is exactly 0 where a row attends to a single key, as the CPU's result is.)
-  at::Tensor d_probs = at::matmul(d_out, v.transpose(-2, -1));
-  at::Tensor d_scores = (d_probs - (probs * d_probs).sum(-1, true)).mul_(probs);
-  if (grad_input_mask[0]) grad_q = at::matmul(d_scores, k).mul_(s).to(query.scalar_type());
-  if (grad_input_mask[1]) grad_k = at::matmul(d_scores.transpose(-2, -1), q).mul_(s).to(key.scalar_type());
-  if (grad_input_mask[3] && attn_bias.defined())
-    grad_bias = at::sum_to(d_scores, attn_bias.sizes()).to(attn_bias.scalar_type());
-  return {laid_out_like(grad_q, query), laid_out_like(grad_k, key), laid_out_like(grad_v, value),
-          laid_out_like(grad_bias, attn_bias)};
+  TORCH_CHECK(fused_applies(query, key, value, attn_bias, dropout_p),
+              "_scaled_dot_product_fused_attention_overrideable_backward: unsupported inputs on ocl (query ",
+              query.sizes(), " ", query.scalar_type(), ")");
+  const Attention a = attention_of(query, key, value, attn_bias, is_causal, scale);
+  // Rows read in float8 pieces must be dense (sum().backward() passes an expanded gradient).
+  auto dense_rows = [](const at::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); };
+  const at::Tensor d_out = as_4d(dense_rows(grad_out.to(query.scalar_type()))), o = as_4d(dense_rows(out));
+  const at::Tensor lse = logsumexp.contiguous();
+  const int64_t query_rows = a.batch() * a.heads() * a.q_len(), key_rows = a.batch() * a.heads() * a.kv_len();
+  TORCH_CHECK(lse.scalar_type() == c10::kFloat && lse.numel() == query_rows,
+              "the fused ocl attention's backward needs the forward's float32 logsumexp of ", query_rows,
+              " rows; got ", lse.sizes(), " ", lse.scalar_type());
+  AttentionDesc desc{};
+  copy_strides(o, desc.out_stride);
+  copy_strides(d_out, desc.grad_out_stride);
+
+  const bool want_bias_grad = grad_input_mask[3] && attn_bias.defined();
+  at::Tensor grad_q = at::empty_like(a.q, at::MemoryFormat::Contiguous);
+  at::Tensor delta = at::empty({query_rows}, lse.options());
+  at::Tensor grad_scores;
+  if (want_bias_grad) grad_scores = at::empty({a.batch(), a.heads(), a.q_len(), a.kv_len()}, lse.options());
+  a.launch(a.kernel("attention_backward_queries", want_bias_grad ? " -DGRAD_SCORES" : "", {&o, &d_out}), desc,
+           {&grad_q, &delta, &grad_scores, &a.q, &a.k, &a.v, &a.bias, &o, &d_out, &lse}, query_rows);
+
+  at::Tensor grad_k, grad_v;
+  if (grad_input_mask[1] || grad_input_mask[2]) {
+    grad_k = at::empty_like(a.k, at::MemoryFormat::Contiguous);
+    grad_v = at::empty_like(a.v, at::MemoryFormat::Contiguous);
+    a.launch(a.kernel("attention_backward_keys", "", {&d_out}), desc,
+             {&grad_k, &grad_v, &a.q, &a.k, &a.v, &a.bias, &d_out, &lse, &delta}, key_rows);
+  }
+  auto as_input = [&](at::Tensor grad, const at::Tensor& input, bool wanted) {
+    if (!wanted) return at::Tensor();
+    return laid_out_like(input.dim() == 3 ? grad.squeeze(1) : grad, input);
+  };
+  at::Tensor grad_bias;
+  if (want_bias_grad)
+    grad_bias = at::sum_to(query.dim() == 3 ? grad_scores.squeeze(1) : grad_scores, attn_bias.sizes())
+                    .to(attn_bias.scalar_type());
+  return {as_input(grad_q, query, grad_input_mask[0]), as_input(grad_k, key, grad_input_mask[1]),
+          as_input(grad_v, value, grad_input_mask[2]), laid_out_like(grad_bias, attn_bias)};
 }
 
 }  // namespace
