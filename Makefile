@@ -72,6 +72,7 @@ bench: install
 	$(PY) bench/gemm.py
 	$(PY) bench/conv_layer.py
 	$(PY) bench/train_step.py
+	$(PY) bench/attention.py
 	$(PY) bench/optimizer_step.py
 	$(PY) bench/compile.py
 	$(PY) bench/spectral_linalg.py

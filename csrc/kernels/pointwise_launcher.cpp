@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include <ATen/Dispatch_v2.h>
 #include <c10/util/SmallVector.h>
@@ -29,6 +30,48 @@ uint64_t scalar_bits(at::TensorIteratorBase& iter, int arg, c10::ScalarType comp
   return bits;
 }
 
+// What selects a kernel's variant besides its spec, as plain bytes: launches look their kernel
+// up by these (per thread, without a lock) and build the option string only the first time.
+struct Variant {
+  uint64_t scalar_mask, dense, broadcast;
+  int16_t device;
+  uint8_t nargs, chunked, contiguous, index32, raw, vector_width;
+  int8_t compute, dtypes[kMaxOperands];
+  Variant() { std::memset(this, 0, sizeof(*this)); }  // padding bytes take part in the key
+};
+
+std::string variant_options(const at::TensorIteratorBase& iter, const KernelSpec& spec, const Variant& v) {
+  const int nargs = v.nargs;
+  std::string options = spec.options;
+  options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(v.scalar_mask);
+  if (v.chunked)
+    options += " -DCHUNK=" + std::to_string(kChunk) + " -DROW_DENSE=" + std::to_string(v.dense) +
+               " -DROW_BROADCAST=" + std::to_string(v.broadcast) + " -DVECTOR_WIDTH=" + std::to_string(v.vector_width);
+  if (v.contiguous) options += " -DCONTIGUOUS";
+  options += v.index32 ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
+  for (int k = 0; k < nargs; ++k) {
+    const char* token = spec.raw ? raw_token(c10::elementSize(iter.dtype(k))) : dtype_token(iter.dtype(k));
+    TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", iter.dtype(k));
+    options += " -DT" + std::to_string(k) + "=" + token;
+  }
+  const char* compute = spec.raw ? raw_token(c10::elementSize(iter.dtype(0))) : dtype_token(spec.compute);
+  TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", spec.compute);
+  return options + " -DCT=" + compute;
+}
+
+runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant,
+                            const at::TensorIteratorBase& iter) {
+  std::string key(reinterpret_cast<const char*>(&variant), sizeof(variant));
+  key.append(spec.file).append(1, '|').append(spec.name).append(1, '|').append(spec.options);
+  // Never destroyed: launches may come from threads that outlive static destruction.
+  thread_local auto* kernels = new std::unordered_map<std::string, runtime::Kernel*>();
+  auto it = kernels->find(key);
+  if (it != kernels->end()) return *it->second;
+  runtime::Kernel& kernel = get_kernel(device, spec.file, variant_options(iter, spec, variant), spec.name);
+  kernels->emplace(std::move(key), &kernel);
+  return kernel;
+}
+
 }  // namespace
 
 c10::ScalarType compute_type(c10::ScalarType type) {
@@ -36,10 +79,11 @@ c10::ScalarType compute_type(c10::ScalarType type) {
 }
 
 void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
-                           const std::vector<runtime::KernelArg>& extra) {
+                           c10::ArrayRef<runtime::KernelArg> extra) {
   int64_t numel = iter.numel();
   if (numel == 0) return;
   const int nargs = iter.ntensors();
+  TORCH_INTERNAL_ASSERT(nargs <= kMaxOperands, spec.name, ": ", nargs, " operands, more than a pointwise kernel takes");
   // The dims the kernel walks: those of size 1 take no part.
   c10::SmallVector<int, 16> walked;  // no heap allocation on the launch path
   for (int d = 0; d < iter.ndim(); ++d)
@@ -59,7 +103,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   // IterDesc, laid out as in common.clh:
   //   numel, ndim, scalar_mask, scalars[nargs], sizes[kMaxDims], strides[nargs][kMaxDims].
   const int scalars_at = 3, sizes_at = scalars_at + nargs, strides_at = sizes_at + kMaxDims;
-  std::vector<uint64_t> desc(strides_at + kMaxDims * nargs, 0);
+  c10::SmallVector<uint64_t, 3 + kMaxOperands * (1 + kMaxDims) + kMaxDims> desc(strides_at + kMaxDims * nargs, 0);
   desc[0] = static_cast<uint64_t>(numel);
   desc[1] = static_cast<uint64_t>(ndim);
   for (int d = 0; d < ndim; ++d) desc[sizes_at + d] = static_cast<uint64_t>(iter.shape()[walked[d]]);
@@ -71,43 +115,37 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   runtime::Device& device = core::checked_device(index);
   // Which inputs are CPU scalars, and whether every operand is one dense run of elements, are
   // compiled into the kernel: its inner loop then has no branches and vectorizes.
-  uint64_t scalar_mask = 0;
+  Variant variant;
+  variant.device = index;
+  variant.nargs = static_cast<uint8_t>(nargs);
   for (int k = iter.noutputs(); k < nargs; ++k)
-    if (iter.is_cpu_scalar(k)) scalar_mask |= uint64_t(1) << k;
-  std::string options = spec.options;
-  options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(scalar_mask);
+    if (iter.is_cpu_scalar(k)) variant.scalar_mask |= uint64_t(1) << k;
   // Operands whose innermost step is one element, or zero (broadcast along it).
-  uint64_t dense = 0, broadcast = 0;
   for (int k = 0; k < nargs && ndim >= 1; ++k) {
     const int64_t step = iter.strides(k)[walked[0]];
-    if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) dense |= uint64_t(1) << k;
-    if (step == 0) broadcast |= uint64_t(1) << k;
+    if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) variant.dense |= uint64_t(1) << k;
+    if (step == 0) variant.broadcast |= uint64_t(1) << k;
   }
   const runtime::DeviceProperties& props = device.properties();
-  const bool chunked = props.cpu_class() && ndim >= 1;
-  if (chunked) {
-    // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the
-    // compiler vectorizes at the vector unit's width; PoCL's own work-item vectorization picks
-    // half of AVX-512's, and masks every access with the bounds check.
-    const size_t vector_width = props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute));
-    options += " -DCHUNK=" + std::to_string(kChunk) + " -DROW_DENSE=" + std::to_string(dense) +
-               " -DROW_BROADCAST=" + std::to_string(broadcast) + " -DVECTOR_WIDTH=" + std::to_string(vector_width);
-  } else if (ndim == 1 && (dense | scalar_mask) == (uint64_t(1) << nargs) - 1) {
-    options += " -DCONTIGUOUS";
-  }
-  options += iter.can_use_32bit_indexing() ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
-  for (int k = 0; k < nargs; ++k) {
-    const char* token = spec.raw ? raw_token(c10::elementSize(iter.dtype(k))) : dtype_token(iter.dtype(k));
-    TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", iter.dtype(k));
-    options += " -DT" + std::to_string(k) + "=" + token;
-  }
-  const char* compute = spec.raw ? raw_token(c10::elementSize(iter.dtype(0))) : dtype_token(spec.compute);
-  TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", spec.compute);
-  options += std::string(" -DCT=") + compute;
-  runtime::Kernel& kernel = get_kernel(device, spec.file, options, spec.name);
+  variant.chunked = props.cpu_class() && ndim >= 1;
+  // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the compiler
+  // vectorizes at the vector unit's width; PoCL's own work-item vectorization picks half of
+  // AVX-512's, and masks every access with the bounds check.
+  if (variant.chunked)
+    variant.vector_width =
+        static_cast<uint8_t>(props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute)));
+  variant.contiguous =
+      !variant.chunked && ndim == 1 && (variant.dense | variant.scalar_mask) == (uint64_t(1) << nargs) - 1;
+  variant.index32 = iter.can_use_32bit_indexing();
+  variant.raw = spec.raw;
+  variant.compute = static_cast<int8_t>(spec.compute);
+  for (int k = 0; k < nargs; ++k) variant.dtypes[k] = static_cast<int8_t>(iter.dtype(k));
+  runtime::Kernel& kernel = kernel_for(device, spec, variant, iter);
+  const uint64_t scalar_mask = variant.scalar_mask;
+  const bool chunked = variant.chunked;
 
-  std::vector<cl_mem> buffers(nargs);
-  std::vector<cl_ulong> offsets(nargs);
+  c10::SmallVector<cl_mem, kMaxOperands> buffers(nargs);
+  c10::SmallVector<cl_ulong, kMaxOperands> offsets(nargs);
   for (int k = 0; k < nargs; ++k) {
     if ((scalar_mask >> k) & 1) {
       desc[2] |= uint64_t(1) << k;
@@ -124,8 +162,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   const size_t work_items = chunked ? (static_cast<size_t>(numel) + kChunk - 1) / kChunk : static_cast<size_t>(numel);
   size_t local = std::min(chunked ? kChunkGroup : kWorkGroup, kernel.max_work_group_size);
   size_t groups = (work_items + local - 1) / local;
-  std::vector<runtime::KernelArg> args;
-  args.reserve(1 + 2 * nargs + extra.size());
+  c10::SmallVector<runtime::KernelArg, 1 + 2 * kMaxOperands + 8> args;
   args.push_back({desc.size() * sizeof(uint64_t), desc.data()});
   for (int k = 0; k < nargs; ++k) {
     args.push_back({sizeof(cl_mem), &buffers[k]});

@@ -21,7 +21,8 @@
 
 namespace drawbridge::kernels {
 
-constexpr int kMaxDims = 10;  // matches MAX_DIMS in common.clh
+constexpr int kMaxDims = 10;      // matches MAX_DIMS in common.clh
+constexpr int kMaxOperands = 10;  // the most operands common.clh's element_offsets takes
 
 struct KernelSpec {
   const char* file;            // under csrc/kernels/cl
@@ -35,7 +36,7 @@ struct KernelSpec {
 c10::ScalarType compute_type(c10::ScalarType type);
 
 void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
-                           const std::vector<runtime::KernelArg>& extra);
+                           c10::ArrayRef<runtime::KernelArg> extra);
 
 template <typename... Extra>
 void launch_pointwise(at::TensorIteratorBase& iter, const KernelSpec& spec, const Extra&... extra) {

@@ -20,9 +20,24 @@ bool sync_mode() {
 
 namespace {
 std::atomic<uint64_t> launches{0};
+std::atomic<int64_t> driver_ns{0};
+
+// Adds the time from its construction to its destruction to driver_ns.
+class DriverTime {
+ public:
+  ~DriverTime() {
+    driver_ns.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count(),
+        std::memory_order_relaxed);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 }  // namespace
 
 uint64_t launch_count() { return launches.load(std::memory_order_relaxed); }
+double driver_enqueue_seconds() { return driver_ns.load(std::memory_order_relaxed) * 1e-9; }
 void note_launch() { launches.fetch_add(1, std::memory_order_relaxed); }
 
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
@@ -31,6 +46,7 @@ void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* g
   note_launch();
   {
     std::lock_guard<std::mutex> lock(kernel.mutex);
+    DriverTime driver_time;
     for (size_t i = 0; i < nargs; ++i)
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
     cl_event done = nullptr;
@@ -49,23 +65,32 @@ void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {
   if (bytes == 0) return;
-  DB_CL_CHECK(clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr, nullptr));
+  {
+    DriverTime driver_time;
+    DB_CL_CHECK(clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr, nullptr));
+  }
   after_enqueue(q);
 }
 
 void enqueue_write(cl_command_queue q, const BufferRef& dst, const void* host, size_t bytes,
                    bool blocking, cl_event* done) {
   if (bytes == 0) return;
-  DB_CL_CHECK(clEnqueueWriteBuffer(q, dst.mem, blocking ? CL_TRUE : CL_FALSE, dst.offset, bytes, host,
-                                   0, nullptr, done));
+  {
+    DriverTime driver_time;
+    DB_CL_CHECK(clEnqueueWriteBuffer(q, dst.mem, blocking ? CL_TRUE : CL_FALSE, dst.offset, bytes, host,
+                                     0, nullptr, done));
+  }
   after_enqueue(q);
 }
 
 void enqueue_read(cl_command_queue q, const BufferRef& src, void* host, size_t bytes, bool blocking,
                   cl_event* done) {
   if (bytes == 0) return;
-  DB_CL_CHECK(clEnqueueReadBuffer(q, src.mem, blocking ? CL_TRUE : CL_FALSE, src.offset, bytes, host,
-                                  0, nullptr, done));
+  {
+    DriverTime driver_time;
+    DB_CL_CHECK(clEnqueueReadBuffer(q, src.mem, blocking ? CL_TRUE : CL_FALSE, src.offset, bytes, host,
+                                    0, nullptr, done));
+  }
   after_enqueue(q);
 }
 

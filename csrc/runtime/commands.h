@@ -25,6 +25,9 @@ inline void after_enqueue(cl_command_queue q) {
 // bench/compile.py and the tests count to see fusion.
 uint64_t launch_count();
 void note_launch();
+// Seconds the host has spent inside the OpenCL driver's enqueue calls (kernel arguments, launches,
+// transfers): bench/op_overhead.py subtracts them to show the host time that is ours.
+double driver_enqueue_seconds();
 
 struct KernelArg {
   size_t size;
