@@ -62,11 +62,21 @@ def test_matches_cpu(native_only, name):
 def test_low_precision_matches_cpu(native_only, dtype):
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 2, 9, 16, generator=g).to(dtype) for _ in range(3))
-    # Computed in float32 and rounded once: the float32 result of the same inputs, rounded.
-    expected, _ = run("cpu", q.float(), k.float(), v.float(), is_causal=True)
-    got, grads = run("ocl", q, k, v, is_causal=True)
-    assert got.dtype == dtype and all(t.dtype == dtype for t in grads)
-    torch.testing.assert_close(got.cpu(), expected.to(dtype))
+    # Computed in float32 and rounded once: the float32 results of the same inputs, rounded.
+    upstream = torch.randn(q.shape, generator=g).to(dtype)
+    for dense in (True, False):  # rows of 16 in float8 pieces, and element by element
+        inputs = [t.detach().to("ocl").requires_grad_() for t in (q, k, v)]
+        if not dense:
+            inputs = [t.detach().transpose(-1, -2).contiguous().transpose(-1, -2).requires_grad_() for t in inputs]
+        got = F.scaled_dot_product_attention(*inputs, is_causal=True)
+        grads = torch.autograd.grad(got, inputs, upstream.to("ocl"))
+        wide = [t.float().requires_grad_() for t in (q, k, v)]
+        expected = F.scaled_dot_product_attention(*wide, is_causal=True)
+        expected_grads = torch.autograd.grad(expected, wide, upstream.float())
+        assert got.dtype == dtype and all(t.dtype == dtype for t in grads)
+        torch.testing.assert_close(got.cpu(), expected.to(dtype))
+        for a, b in zip(grads, expected_grads, strict=True):
+            torch.testing.assert_close(a.cpu(), b.to(dtype))
 
 
 def test_dropout_takes_the_math_path_and_drops(native_only):

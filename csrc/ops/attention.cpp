@@ -133,7 +133,7 @@ struct Attention {
                           " -DHEAD_DIM=" + std::to_string(head_dim()) + " -DVALUE_DIM=" + std::to_string(value_dim()) +
                           extra_options;
     if (causal) options += " -DCAUSAL";
-    bool dense_rows = q.scalar_type() == c10::kFloat && head_dim() % 8 == 0 && value_dim() % 8 == 0;
+    bool dense_rows = head_dim() % 8 == 0 && value_dim() % 8 == 0;  // q's dtype is one the kernels take
     for (const at::Tensor* t : {&q, &k, &v}) dense_rows = dense_rows && t->stride(3) == 1;
     for (const at::Tensor* t : rows_like) dense_rows = dense_rows && t->stride(3) == 1;
     if (dense_rows) options += " -DVECTOR_ROWS";
@@ -239,7 +239,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   at::Tensor delta = at::empty({query_rows}, lse.options());
   at::Tensor grad_scores;
   if (want_bias_grad) grad_scores = at::empty({a.batch(), a.heads(), a.q_len(), a.kv_len()}, lse.options());
-  a.launch(a.kernel("attention_backward_queries", want_bias_grad ? " -DGRAD_SCORES" : "", {&o, &d_out}), desc,
+  std::string options = want_bias_grad ? " -DGRAD_SCORES" : "";
+  // A float32 output gives delta = dO . O exactly enough; a rounded one does not.
+  if (query.scalar_type() != c10::kFloat) options += " -DDELTA_FROM_SCORES";
+  a.launch(a.kernel("attention_backward_queries", options, {&o, &d_out}), desc,
            {&grad_q, &delta, &grad_scores, &a.q, &a.k, &a.v, &a.bias, &o, &d_out, &lse}, query_rows);
 
   at::Tensor grad_k, grad_v;

@@ -1,7 +1,8 @@
 // Fused scaled-dot-product attention, forward and backward, without the L x S score matrix.
 // Options: T (q/k/v/bias dtype token), HEAD_DIM, VALUE_DIM, CAUSAL (key j visible to query i iff
 // j <= i, top-left aligned as PyTorch's math path), BIAS (an additive float bias, broadcast
-// through zero strides), GRAD_SCORES (the backward also writes d scores, for the bias's gradient).
+// through zero strides), GRAD_SCORES (the backward also writes d scores, for the bias's gradient),
+// DELTA_FROM_SCORES (see the backward).
 //
 // Element strides are given per (batch, head, row, column). Every kernel computes a score as
 // (q * scale) . k + bias in the same order, so that the backward's probabilities exp(s - lse)
@@ -14,15 +15,28 @@ typedef struct {
 
 #define ELEMENT(base, i) TO_f32(LOAD(T, (base) + (i) * sizeof(ST(T))))
 #define ROW_AT(tensor, b, h, r) ((b) * d.tensor##_stride[0] + (h) * d.tensor##_stride[1] + (r) * d.tensor##_stride[2])
-// Rows of q, k, v are walked in pieces: with VECTOR_ROWS (float32, dense rows, dims that are
-// multiples of 8) a piece is a float8 loaded at once; otherwise one element at its stride.
+// Rows of q, k, v are walked in pieces: with VECTOR_ROWS (dense rows of a floating type, dims
+// that are multiples of 8) a piece is eight elements loaded at once as a float8; otherwise one
+// element at its stride.
 #ifdef VECTOR_ROWS
 #define WIDTH 8
 typedef float8 piece;
-#define PIECE(tensor, at, c) vload8((c), (__global const float*)tensor + (at))
+inline float8 load8_f32(long c, __global const char* p) { return vload8(c, (__global const float*)p); }
+inline float8 load8_f16(long c, __global const char* p) { return vload_half8(c, (__global const half*)p); }
+inline float8 load8_bf16(long c, __global const char* p) {
+  return as_float8(convert_uint8(vload8(c, (__global const ushort*)p)) << 16);
+}
+inline void store8_f32(float8 x, long c, __global char* p) { vstore8(x, c, (__global float*)p); }
+inline void store8_f16(float8 x, long c, __global char* p) { vstore_half8_rte(x, c, (__global half*)p); }
+inline void store8_bf16(float8 x, long c, __global char* p) {
+  float v[8];
+  vstore8(x, 0, v);
+  for (int e = 0; e < 8; ++e) STORE_bf16(p + (c * 8 + e) * sizeof(ushort), v[e]);
+}
+#define PIECE(tensor, at, c) CAT(load8_, T)((c), tensor + (at) * sizeof(ST(T)))
 #define PIECE_SUM(x) (dot((x).lo, (float4)(1.0f)) + dot((x).hi, (float4)(1.0f)))
 #define STORE_ROW(dst, pieces, n, factor) \
-  for (int c = 0; c < (n) / WIDTH; ++c) vstore8((pieces)[c] * (factor), c, (__global float*)(dst))
+  for (int c = 0; c < (n) / WIDTH; ++c) CAT(store8_, T)((pieces)[c] * (factor), c, (dst))
 #else
 #define WIDTH 1
 typedef float piece;
@@ -89,7 +103,8 @@ __kernel void attention_forward(AttentionDesc d, OPERAND(0), OPERAND(1), OPERAND
 }
 
 // The backward, flash attention's way: with P = exp(S - lse), dP = dO V^T and
-// delta_i = dO_i . O_i (= rowsum(P * dP)), dS = P * (dP - delta), dQ = dS K scale,
+// delta_i = dO_i . O_i (= rowsum(P * dP), which DELTA_FROM_SCORES computes as such, in one more
+// pass over the keys, where O was rounded to 16 bits), dS = P * (dP - delta), dQ = dS K scale,
 // dK = dS^T Q scale and dV = P^T dO. Two kernels, so that no work-item sums into another's row:
 // one per query row (dQ, delta and, with GRAD_SCORES, dS itself), then one per key row (dK, dV),
 // which recomputes P and dS from delta.
@@ -113,23 +128,41 @@ __kernel void attention_backward_queries(AttentionDesc d, OPERAND(0), OPERAND(1)
   piece query[HEAD_DIM / WIDTH], d_out[VALUE_DIM / WIDTH], acc[HEAD_DIM / WIDTH];
   LOAD_ROW(query, q, ROW_AT(q, b, h, i), HEAD_DIM, scale);
   LOAD_ROW(d_out, grad_out, ROW_AT(grad_out, b, h, i), VALUE_DIM, 1.0f);
-  piece dots = 0.0f;
+  const long keys = KEYS_OF(i);
+  piece dots;
+// The score s of key j; dp = dO_i . v_j.
+#define SCORE(j)                                                                \
+  const long kj = k_at + (j) * d.k_stride[2], vj = v_at + (j) * d.v_stride[2]; \
+  dots = 0.0f;                                                                  \
+  for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c); \
+  float s = PIECE_SUM(dots);                                                    \
+  ADD_BIAS(s, b, h, i, j)
+#define DP(dp)                                                                     \
+  dots = 0.0f;                                                                     \
+  for (int c = 0; c < VALUE_DIM / WIDTH; ++c) dots += d_out[c] * PIECE(v, vj, c); \
+  const float dp = PIECE_SUM(dots)
+#ifdef DELTA_FROM_SCORES
+  // The output is rounded to T: delta = rowsum(P * dP) from the recomputed probabilities instead.
+  float delta = 0.0f;
+  for (long j = 0; j < keys; ++j) {
+    SCORE(j);
+    if (s == -INFINITY) continue;
+    DP(dp);
+    delta += exp(s - row_lse) * dp;
+  }
+#else
+  dots = 0.0f;
   for (int c = 0; c < VALUE_DIM / WIDTH; ++c) dots += d_out[c] * PIECE(out, o_at, c);
   const float delta = PIECE_SUM(dots);
+#endif
   for (int c = 0; c < HEAD_DIM / WIDTH; ++c) acc[c] = 0.0f;
-  const long keys = KEYS_OF(i);
   for (long j = 0; j < keys; ++j) {
-    const long kj = k_at + j * d.k_stride[2], vj = v_at + j * d.v_stride[2];
-    dots = 0.0f;
-    for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c);
-    float s = PIECE_SUM(dots);
-    ADD_BIAS(s, b, h, i, j);
+    SCORE(j);
     float ds = 0.0f;
     if (s != -INFINITY) {
       const float p = exp(s - row_lse);
-      dots = 0.0f;
-      for (int c = 0; c < VALUE_DIM / WIDTH; ++c) dots += d_out[c] * PIECE(v, vj, c);
-      ds = p * (PIECE_SUM(dots) - delta);
+      DP(dp);
+      ds = p * (dp - delta);
       for (int c = 0; c < HEAD_DIM / WIDTH; ++c) acc[c] += ds * PIECE(k, kj, c);
     }
 #ifdef GRAD_SCORES
