@@ -37,8 +37,10 @@ struct Variant {
   int16_t device;
   uint8_t nargs, chunked, contiguous, index32, raw, vector_width;
   int8_t compute, dtypes[kMaxOperands];
-  Variant() { std::memset(this, 0, sizeof(*this)); }  // padding bytes take part in the key
+  uint8_t unused[5];  // no padding: every byte takes part in the key
+  Variant() { std::memset(this, 0, sizeof(*this)); }
 };
+static_assert(sizeof(Variant) == 48, "Variant has padding bytes");
 
 std::string variant_options(const at::TensorIteratorBase& iter, const KernelSpec& spec, const Variant& v) {
   const int nargs = v.nargs;
@@ -63,12 +65,11 @@ runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, con
                             const at::TensorIteratorBase& iter) {
   std::string key(reinterpret_cast<const char*>(&variant), sizeof(variant));
   key.append(spec.file).append(1, '|').append(spec.name).append(1, '|').append(spec.options);
-  // Never destroyed: launches may come from threads that outlive static destruction.
-  thread_local auto* kernels = new std::unordered_map<std::string, runtime::Kernel*>();
-  auto it = kernels->find(key);
-  if (it != kernels->end()) return *it->second;
+  thread_local std::unordered_map<std::string, runtime::Kernel*> kernels;
+  auto it = kernels.find(key);
+  if (it != kernels.end()) return *it->second;
   runtime::Kernel& kernel = get_kernel(device, spec.file, variant_options(iter, spec, variant), spec.name);
-  kernels->emplace(std::move(key), &kernel);
+  kernels.emplace(std::move(key), &kernel);
   return kernel;
 }
 

@@ -29,7 +29,7 @@ namespace drawbridge::ops {
 
 namespace {
 
-constexpr int64_t kMaxHeadDim = 512;  // the kernel keeps a query row and an output row in registers
+constexpr int64_t kMaxHeadDim = 512;  // the kernels keep up to five rows of this in private memory
 
 bool fused_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                    const std::optional<at::Tensor>& mask, double dropout_p) {
@@ -44,9 +44,11 @@ bool fused_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
       q.sizes().slice(0, q.dim() - 2) != v.sizes().slice(0, v.dim() - 2))
     return false;  // grouped-query heads or broadcast batches: the math path expands them
   if (q.size(-1) != k.size(-1) || k.size(-2) != v.size(-2)) return false;
-  if (q.size(-1) > kMaxHeadDim || v.size(-1) > kMaxHeadDim || q.numel() == 0 || k.numel() == 0) return false;
+  if (q.size(-1) > kMaxHeadDim || v.size(-1) > kMaxHeadDim || q.numel() == 0 || k.numel() == 0 ||
+      v.numel() == 0)
+    return false;
   if (mask && mask->defined()) {
-    if (mask->dim() > 4 || mask->is_nested() || mask->device() != q.device()) return false;
+    if (mask->dim() > q.dim() || mask->is_nested() || mask->device() != q.device()) return false;
     if (mask->scalar_type() != c10::kBool && !c10::isFloatingType(mask->scalar_type())) return false;
   }
   return true;

@@ -44,16 +44,16 @@ void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* g
                const KernelArg* args, size_t nargs, const size_t* offset) {
   OpScope scope(kernel.name.c_str());
   note_launch();
+  cl_event done = nullptr;
   {
     std::lock_guard<std::mutex> lock(kernel.mutex);
     DriverTime driver_time;
     for (size_t i = 0; i < nargs; ++i)
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
-    cl_event done = nullptr;
     DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, offset, global, local, 0, nullptr,
                                        kernel_timing() ? &done : nullptr));
-    if (done) record_kernel_time(kernel.name, done);
   }
+  if (done) record_kernel_time(kernel.name, done);
   after_enqueue(q);
 }
 
