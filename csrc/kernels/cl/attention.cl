@@ -55,6 +55,8 @@ typedef float piece;
 #define ADD_BIAS(s, b, h, i, j)
 #endif
 
+#define KEY_BLOCK 16
+
 // (batch, head, query row) of a row index over batch * heads * q_len, and the keys it sees.
 #define QUERY_ROW(row)                                                                 \
   const long i = (row) % d.q_len, bh = (row) / d.q_len, h = bh % d.heads, b = bh / d.heads
@@ -65,7 +67,7 @@ typedef float piece;
 #endif
 
 // One work-item per query row walks the key rows once with an online softmax (running maximum
-// m, running sum l, rescaled accumulator). Operands (buffer, byte offset): the output (batch,
+// m, running sum l, an accumulator rescaled once per block of keys). Operands (buffer, byte offset): the output (batch,
 // head, row, VALUE_DIM) dense, the logsumexp (float, one per row), then q, k, v and the bias (a
 // placeholder without BIAS). A row whose keys are all masked out gets a zero output and
 // logsumexp +inf, so that exp(score - lse) is 0 in the backward.
@@ -83,18 +85,31 @@ __kernel void attention_forward(AttentionDesc d, OPERAND(0), OPERAND(1), OPERAND
   for (int c = 0; c < VALUE_DIM / WIDTH; ++c) acc[c] = 0.0f;
   float m = -INFINITY, l = 0.0f;
   const long keys = KEYS_OF(i);
-  for (long j = 0; j < keys; ++j) {
-    const long kj = k_at + j * d.k_stride[2];
-    piece dots = 0.0f;
-    for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c);
-    float s = PIECE_SUM(dots);
-    ADD_BIAS(s, b, h, i, j);
-    if (s == -INFINITY) continue;  // masked out
-    const float m_new = s > m ? s : m;
-    const float rescale = exp(m - m_new), p = exp(s - m_new);
-    l = l * rescale + p;
-    const long vj = v_at + j * d.v_stride[2];
-    for (int c = 0; c < VALUE_DIM / WIDTH; ++c) acc[c] = acc[c] * rescale + p * PIECE(v, vj, c);
+  // Keys go in blocks: their scores first, then one rescale of the accumulator per block.
+  for (long first = 0; first < keys; first += KEY_BLOCK) {
+    const int block = (int)min((long)KEY_BLOCK, keys - first);
+    float scores[KEY_BLOCK];
+    float block_max = -INFINITY;
+    for (int t = 0; t < block; ++t) {
+      const long j = first + t, kj = k_at + j * d.k_stride[2];
+      piece dots = 0.0f;
+      for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c);
+      float s = PIECE_SUM(dots);
+      ADD_BIAS(s, b, h, i, j);
+      scores[t] = s;
+      block_max = fmax(block_max, s);
+    }
+    if (block_max == -INFINITY) continue;  // all masked out
+    const float m_new = fmax(m, block_max), rescale = exp(m - m_new);
+    l *= rescale;
+    for (int c = 0; c < VALUE_DIM / WIDTH; ++c) acc[c] *= rescale;
+    for (int t = 0; t < block; ++t) {
+      if (scores[t] == -INFINITY) continue;  // masked out
+      const float p = exp(scores[t] - m_new);
+      l += p;
+      const long vj = v_at + (first + t) * d.v_stride[2];
+      for (int c = 0; c < VALUE_DIM / WIDTH; ++c) acc[c] += p * PIECE(v, vj, c);
+    }
     m = m_new;
   }
   const float inv = l > 0.0f ? 1.0f / l : 0.0f;
