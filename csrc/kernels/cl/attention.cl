@@ -66,6 +66,15 @@ typedef float piece;
 #define KEYS_OF(i) d.kv_len
 #endif
 
+// The score s of query row i (its pieces in `query`, scaled) and key row j, as every kernel
+// computes it; kj is where key row j starts.
+#define KEY_SCORE(j)                                                                    \
+  const long kj = k_at + (j) * d.k_stride[2];                                           \
+  piece score_dots = 0.0f;                                                              \
+  for (int c = 0; c < HEAD_DIM / WIDTH; ++c) score_dots += query[c] * PIECE(k, kj, c); \
+  float s = PIECE_SUM(score_dots);                                                      \
+  ADD_BIAS(s, b, h, i, j)
+
 // One work-item per query row walks the key rows once with an online softmax (running maximum
 // m, running sum l, an accumulator rescaled once per block of keys). Operands (buffer, byte offset): the output (batch,
 // head, row, VALUE_DIM) dense, the logsumexp (float, one per row), then q, k, v and the bias (a
@@ -91,11 +100,7 @@ __kernel void attention_forward(AttentionDesc d, OPERAND(0), OPERAND(1), OPERAND
     float scores[KEY_BLOCK];
     float block_max = -INFINITY;
     for (int t = 0; t < block; ++t) {
-      const long j = first + t, kj = k_at + j * d.k_stride[2];
-      piece dots = 0.0f;
-      for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c);
-      float s = PIECE_SUM(dots);
-      ADD_BIAS(s, b, h, i, j);
+      KEY_SCORE(first + t);
       scores[t] = s;
       block_max = fmax(block_max, s);
     }
@@ -144,39 +149,33 @@ __kernel void attention_backward_queries(AttentionDesc d, OPERAND(0), OPERAND(1)
   LOAD_ROW(query, q, ROW_AT(q, b, h, i), HEAD_DIM, scale);
   LOAD_ROW(d_out, grad_out, ROW_AT(grad_out, b, h, i), VALUE_DIM, 1.0f);
   const long keys = KEYS_OF(i);
-  piece dots;
-// The score s of key j; dp = dO_i . v_j.
-#define SCORE(j)                                                                \
-  const long kj = k_at + (j) * d.k_stride[2], vj = v_at + (j) * d.v_stride[2]; \
-  dots = 0.0f;                                                                  \
-  for (int c = 0; c < HEAD_DIM / WIDTH; ++c) dots += query[c] * PIECE(k, kj, c); \
-  float s = PIECE_SUM(dots);                                                    \
-  ADD_BIAS(s, b, h, i, j)
-#define DP(dp)                                                                     \
-  dots = 0.0f;                                                                     \
-  for (int c = 0; c < VALUE_DIM / WIDTH; ++c) dots += d_out[c] * PIECE(v, vj, c); \
-  const float dp = PIECE_SUM(dots)
+// dp = dO_i . v_j.
+#define DP(dp, j)                                                                   \
+  const long vj = v_at + (j) * d.v_stride[2];                                       \
+  piece dp_dots = 0.0f;                                                             \
+  for (int c = 0; c < VALUE_DIM / WIDTH; ++c) dp_dots += d_out[c] * PIECE(v, vj, c); \
+  const float dp = PIECE_SUM(dp_dots)
 #ifdef DELTA_FROM_SCORES
   // The output is rounded to T: delta = rowsum(P * dP) from the recomputed probabilities instead.
   float delta = 0.0f;
   for (long j = 0; j < keys; ++j) {
-    SCORE(j);
+    KEY_SCORE(j);
     if (s == -INFINITY) continue;
-    DP(dp);
+    DP(dp, j);
     delta += exp(s - row_lse) * dp;
   }
 #else
-  dots = 0.0f;
+  piece dots = 0.0f;
   for (int c = 0; c < VALUE_DIM / WIDTH; ++c) dots += d_out[c] * PIECE(out, o_at, c);
   const float delta = PIECE_SUM(dots);
 #endif
   for (int c = 0; c < HEAD_DIM / WIDTH; ++c) acc[c] = 0.0f;
   for (long j = 0; j < keys; ++j) {
-    SCORE(j);
+    KEY_SCORE(j);
     float ds = 0.0f;
     if (s != -INFINITY) {
       const float p = exp(s - row_lse);
-      DP(dp);
+      DP(dp, j);
       ds = p * (dp - delta);
       for (int c = 0; c < HEAD_DIM / WIDTH; ++c) acc[c] += ds * PIECE(k, kj, c);
     }
