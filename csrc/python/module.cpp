@@ -247,6 +247,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_launch_count", &runtime::launch_count);
   m.def("_driver_enqueue_seconds", &runtime::driver_enqueue_seconds);
   m.def("_set_kernel_timing", &runtime::set_kernel_timing);
+  m.def("_kernel_timing", &runtime::kernel_timing);
   m.def("_reset_kernel_times", &runtime::reset_kernel_times);
   m.def("_kernel_times", [] {  // name -> (launches, seconds of device time)
     py::dict d;

@@ -233,6 +233,12 @@ cl_command_queue Device::queue(int stream_index) {
   return q;
 }
 
+int Device::stream_index_of(cl_command_queue q) const {
+  for (int i = 0; i < kStreamsPerDevice; ++i)
+    if (queues_[i].load(std::memory_order_acquire) == q) return i;
+  return -1;
+}
+
 cl_mem Device::error_flag() {
   std::call_once(error_once_, [this] {
     cl_int status = CL_SUCCESS;

@@ -68,6 +68,8 @@ class Device {
   DeviceMemory& memory() { return *memory_; }
 
   cl_command_queue queue(int stream_index);
+  // The stream index of one of this device's queues, -1 for a queue of another device.
+  int stream_index_of(cl_command_queue q) const;
 
   // A device-side assert: kernels set this int when they meet an index out of range (and skip
   // the element). take_error() reads and clears it, waiting for the work queued on q.
