@@ -106,3 +106,22 @@ def test_tracing_stops_with_the_profiler(mlp):
         _train_step(model, x)
     assert not _C._kernel_timing()
     assert sum(e.self_device_time_total for e in prof.key_averages()) == 0
+
+
+def test_profile_memory_shows_device_allocations(tmp_path):
+    x = torch.randn(256, 256, device="ocl")
+    with profile(activities=ACTIVITIES, profile_memory=True) as prof:
+        y = x @ x  # 256 KiB
+        z = y.relu()
+        del y
+    averages = {e.key: e for e in prof.key_averages()}
+    assert averages["aten::empty"].device_memory_usage >= 256 * 256 * 4  # the products' buffers
+    # Every byte allocated inside the profile and freed there nets to zero; z is still held.
+    total = sum(e.self_device_memory_usage for e in prof.key_averages())
+    assert total == z.untyped_storage().nbytes()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    with open(path) as f:
+        memory = [e["args"] for e in json.load(f)["traceEvents"] if e.get("name") == "[memory]"]
+    ocl = [m for m in memory if m["Device Type"] == int(torch._C._autograd.DeviceType.PrivateUse1)]
+    assert ocl and ocl[0]["Bytes"] == 256 * 256 * 4 and ocl[0]["Total Allocated"] >= 2 * 256 * 256 * 4

@@ -111,6 +111,13 @@ class DeviceCache {
     release(block);
   }
 
+  // Bytes held by tensors and bytes in segments now, for the profiler's memory events.
+  std::pair<size_t, size_t> in_use() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {static_cast<size_t>(stats_.allocated_bytes[0].current),
+            static_cast<size_t>(stats_.reserved_bytes[0].current)};
+  }
+
   void record_stream(uintptr_t address, int stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = live_.find(address);
@@ -288,9 +295,25 @@ DeviceCache& cache_for(c10::DeviceIndex device) {
   return *caches[device];
 }
 
+// torch.profiler(profile_memory=True): each allocation and free with the totals after it, as
+// the CUDA allocator reports them (the block's rounded size).
+void report_to_profiler(c10::DeviceIndex device, uintptr_t address, int64_t bytes) noexcept {
+  try {
+    const auto [allocated, reserved] = cache_for(device).in_use();
+    c10::reportMemoryUsageToProfiler(reinterpret_cast<void*>(address), bytes, allocated, reserved,
+                                     c10::Device(kOcl, device));
+  } catch (const std::exception&) {
+    // A free runs in a deleter, which must not throw; a lost memory event is only a gap in a profile.
+  }
+}
+
 void delete_block(void* ctx) noexcept {
   auto* block = static_cast<Block*>(ctx);
-  cache_for(block->device).free(block);
+  const c10::DeviceIndex device = block->device;  // free() may merge the block away
+  const uintptr_t address = block->address;
+  const int64_t size = static_cast<int64_t>(block->size);
+  cache_for(device).free(block);
+  if (c10::memoryProfilingEnabled()) report_to_profiler(device, address, -size);
 }
 
 }  // namespace
@@ -301,6 +324,7 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
   if (bytes == 0) return c10::DataPtr(nullptr, c10::Device(kOcl, device));
   int stream = static_cast<int>(current_stream(device).id());
   Block* block = cache_for(device).allocate_retrying(bytes, stream);
+  if (c10::memoryProfilingEnabled()) report_to_profiler(device, block->address, static_cast<int64_t>(block->size));
   return c10::DataPtr(reinterpret_cast<void*>(block->address), block, &delete_block, c10::Device(kOcl, device));
 }
 
