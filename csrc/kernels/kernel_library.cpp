@@ -1,5 +1,11 @@
 #include "kernels/kernel_library.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -63,6 +69,38 @@ std::string program_options(runtime::Device& device, const std::string& options)
   return opts;
 }
 
+namespace {
+
+std::string program_source(const std::string& file) {
+  const auto& sources = embedded_sources();
+  auto body = sources.find(file);
+  TORCH_CHECK(body != sources.end(), "no embedded OpenCL source ", file);
+  return common_source() + "\n" + body->second;
+}
+
+}  // namespace
+
+void build_program(runtime::Device& device, const std::string& file, const std::string& options) {
+  runtime::get_program(device, file, program_source(file), program_options(device, options));
+}
+
+void record_program(runtime::Device& device, const std::string& file, const std::string& options) {
+  static const char* path = std::getenv("DRAWBRIDGE_RECORD_PROGRAMS");
+  if (!path || !*path) return;
+  static std::mutex mutex;
+  static auto* seen = new std::set<std::string>();
+  const std::string line =
+      std::string(device.properties().cpu_class() ? "cpu" : "gpu") + '\t' + file + '\t' + options + '\n';
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!seen->insert(line).second) return;
+  // One write per line with O_APPEND: processes recording into one file do not interleave.
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+  if (fd < 0) return;
+  const ssize_t written = ::write(fd, line.data(), line.size());
+  (void)written;  // a lost line only makes the list shorter
+  ::close(fd);
+}
+
 runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,
                             const std::string& name) {
   // Launches look kernels up by a short key; the full source is hashed only on first use.
@@ -77,11 +115,8 @@ runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, co
     auto it = kernels.find(key);
     if (it != kernels.end()) return *it->second;
   }
-  const auto& sources = embedded_sources();
-  auto body = sources.find(file);
-  TORCH_INTERNAL_ASSERT(body != sources.end(), "no embedded OpenCL source ", file);
-  runtime::Kernel& kernel =
-      runtime::get_kernel(device, file, common_source() + "\n" + body->second, program_options(device, options), name);
+  record_program(device, file, options);
+  runtime::Kernel& kernel = runtime::get_kernel(device, file, program_source(file), program_options(device, options), name);
   std::unique_lock<std::shared_mutex> lock(mutex);
   kernels.emplace(std::move(key), &kernel);
   return kernel;

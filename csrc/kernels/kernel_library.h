@@ -30,4 +30,12 @@ std::string program_options(runtime::Device& device, const std::string& options)
 runtime::Kernel& get_kernel(runtime::Device& device, const std::string& file, const std::string& options,
                             const std::string& name);
 
+// Builds program `file` with `options` as get_kernel would, without making a kernel:
+// `python -m drawbridge warmup` replays a list of programs so that later processes load them.
+void build_program(runtime::Device& device, const std::string& file, const std::string& options);
+
+// With DRAWBRIDGE_RECORD_PROGRAMS=FILE, each program this process first asks for is appended to
+// FILE as a line "device class<TAB>file<TAB>options" (the list `warmup` replays).
+void record_program(runtime::Device& device, const std::string& file, const std::string& options);
+
 }  // namespace drawbridge::kernels

@@ -15,6 +15,7 @@
 #include "core/generator.h"
 #include "core/host_allocator.h"
 #include "kernels/blas.h"
+#include "kernels/kernel_library.h"
 #include "python/bindings.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
@@ -248,6 +249,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_driver_enqueue_seconds", &runtime::driver_enqueue_seconds);
   m.def("_set_kernel_timing", &runtime::set_kernel_timing);
   m.def("_kernel_timing", &runtime::kernel_timing);
+  m.def("_build_library_program", [](int device, const std::string& file, const std::string& options) {
+    py::gil_scoped_release no_gil;
+    kernels::build_program(core::checked_device(static_cast<c10::DeviceIndex>(device)), file, options);
+  });
   m.def("_reset_kernel_times", &runtime::reset_kernel_times);
   m.def("_kernel_times", [] {  // name -> (launches, seconds of device time)
     py::dict d;
