@@ -5,7 +5,7 @@
 // commands on one row per device stream.
 #include <kineto/libkineto.h>
 
-#include <map>
+#include <set>
 #include <string>
 
 #include "core/device_state.h"
@@ -66,7 +66,7 @@ class OclProfilerSession final : public libkineto::IActivityProfilerSession {
       activity.addMetadataQuoted("device", std::to_string(device));
       activity.addMetadataQuoted("stream", std::to_string(stream));
       activity.addMetadataQuoted("correlation", std::to_string(command.correlation));
-      streams_.emplace(std::make_pair(device, stream), 0);
+      streams_.emplace(device, stream);
       activity.log(logger);
     }
     buffer_->span.opCount = static_cast<int>(commands_.size());
@@ -75,15 +75,15 @@ class OclProfilerSession final : public libkineto::IActivityProfilerSession {
   }
 
   std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override {
-    const int64_t index = streams_.empty() ? 0 : streams_.begin()->first.first;
+    const int64_t index = streams_.empty() ? 0 : streams_.begin()->first;
     return std::make_unique<libkineto::DeviceInfo>(libkineto::DeviceInfo{
         index, kSortIndexBase + index, "ocl:" + std::to_string(index), device_label(index)});
   }
 
   std::vector<libkineto::ResourceInfo> getResourceInfos() override {
     std::vector<libkineto::ResourceInfo> rows;
-    for (const auto& [where, unused] : streams_)
-      rows.push_back({where.second, where.second, where.first, "stream " + std::to_string(where.second)});
+    for (const auto& [device, stream] : streams_)
+      rows.push_back({stream, stream, device, "stream " + std::to_string(stream)});
     return rows;
   }
 
@@ -114,7 +114,7 @@ class OclProfilerSession final : public libkineto::IActivityProfilerSession {
     return buffer;
   }();
   std::vector<runtime::TracedCommand> commands_;
-  std::map<std::pair<int32_t, int32_t>, int> streams_;  // (device, stream) rows seen
+  std::set<std::pair<int32_t, int32_t>> streams_;  // (device, stream) rows seen
   std::vector<std::string> errors_;
 };
 

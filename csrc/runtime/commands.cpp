@@ -35,11 +35,25 @@ class DriverTime {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// Hands a transfer's event to the command timing; an event the caller also holds is retained.
-void trace_transfer(const char* name, cl_event event, bool caller_holds, int64_t queued_ns) {
-  if (caller_holds) DB_CL_CHECK(clRetainEvent(event));
-  record_kernel_time(name, event, nullptr, CommandKind::transfer, queued_ns);
-}
+// The completion event a transfer asks for: the caller's, or one of its own while commands are
+// timed. record() hands it to the timing (retaining one the caller also holds).
+class TransferEvent {
+ public:
+  explicit TransferEvent(cl_event* caller) : caller_(caller) {}
+  cl_event* get() { return caller_ ? caller_ : timed_ ? &own_ : nullptr; }
+  void record(const char* name) {
+    if (!timed_) return;
+    if (caller_) DB_CL_CHECK(clRetainEvent(*caller_));
+    record_kernel_time(name, caller_ ? *caller_ : own_, nullptr, CommandKind::transfer, queued_ns_);
+  }
+
+ private:
+  cl_event* caller_;
+  cl_event own_ = nullptr;
+  const bool timed_ = kernel_timing();
+  // Read before the enqueue: a blocking transfer returns when it is done.
+  const int64_t queued_ns_ = timed_ ? host_clock_ns() : 0;
+};
 }  // namespace
 
 uint64_t launch_count() { return launches.load(std::memory_order_relaxed); }
@@ -71,43 +85,38 @@ void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {
   if (bytes == 0) return;
-  cl_event done = nullptr;
+  TransferEvent event(nullptr);
   {
     DriverTime driver_time;
-    DB_CL_CHECK(clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr,
-                                    kernel_timing() ? &done : nullptr));
+    DB_CL_CHECK(clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr, event.get()));
   }
-  if (done) record_kernel_time("Memcpy DtoD", done, nullptr, CommandKind::transfer);
+  event.record("Memcpy DtoD");
   after_enqueue(q);
 }
 
 void enqueue_write(cl_command_queue q, const BufferRef& dst, const void* host, size_t bytes,
                    bool blocking, cl_event* done) {
   if (bytes == 0) return;
-  cl_event traced = nullptr;
-  cl_event* event = done ? done : kernel_timing() ? &traced : nullptr;
-  const int64_t queued_ns = event ? host_clock_ns() : 0;  // a blocking transfer returns when it is done
+  TransferEvent event(done);
   {
     DriverTime driver_time;
     DB_CL_CHECK(clEnqueueWriteBuffer(q, dst.mem, blocking ? CL_TRUE : CL_FALSE, dst.offset, bytes, host,
-                                     0, nullptr, event));
+                                     0, nullptr, event.get()));
   }
-  if (traced || (done && kernel_timing())) trace_transfer("Memcpy HtoD", *event, done != nullptr, queued_ns);
+  event.record("Memcpy HtoD");
   after_enqueue(q);
 }
 
 void enqueue_read(cl_command_queue q, const BufferRef& src, void* host, size_t bytes, bool blocking,
                   cl_event* done) {
   if (bytes == 0) return;
-  cl_event traced = nullptr;
-  cl_event* event = done ? done : kernel_timing() ? &traced : nullptr;
-  const int64_t queued_ns = event ? host_clock_ns() : 0;  // a blocking transfer returns when it is done
+  TransferEvent event(done);
   {
     DriverTime driver_time;
     DB_CL_CHECK(clEnqueueReadBuffer(q, src.mem, blocking ? CL_TRUE : CL_FALSE, src.offset, bytes, host,
-                                    0, nullptr, event));
+                                    0, nullptr, event.get()));
   }
-  if (traced || (done && kernel_timing())) trace_transfer("Memcpy DtoH", *event, done != nullptr, queued_ns);
+  event.record("Memcpy DtoH");
   after_enqueue(q);
 }
 

@@ -51,7 +51,7 @@ def read_list(path: str, device_class: str) -> list[tuple[str, str]]:
 
 
 def _build_share(device: int, programs: list[tuple[str, str]], done) -> None:
-    """A worker process: builds its programs, reporting (index, error or None) for each."""
+    """A worker process: builds its programs, reporting None or the error for each."""
     import torch  # noqa: F401  (loads drawbridge)
     from drawbridge import _C
 
@@ -103,7 +103,7 @@ def run(args) -> int:
     workers = [context.Process(target=_build_share, args=(args.device, programs[j::jobs], done)) for j in range(jobs)]
     for w in workers:
         w.start()
-    progress, failures, count = _Progress(len(programs)), [], 0
+    progress, failures, count, built = _Progress(len(programs)), [], 0, 0
     while count < len(programs):
         try:
             result = done.get(timeout=1)
@@ -112,7 +112,9 @@ def run(args) -> int:
                 break  # a worker died: its programs are counted below as not built
             continue
         count += 1
-        if result is not None:
+        if result is None:
+            built += 1
+        else:
             failures.append(result)
         progress.update(count, len(failures))
     progress.close()
@@ -120,13 +122,14 @@ def run(args) -> int:
         failures.append(f"{len(programs) - count} programs not built: a build process ended early")
     for w in workers:
         w.join()
-    crashed = [w.exitcode for w in workers if w.exitcode != 0]
+    crashed = any(w.exitcode != 0 for w in workers)
     summary = {
         "device": f"ocl:{args.device}",
         "device_name": props.name,
         "device_class": props.device_class,
         "list": args.list,
         "programs": len(programs),
+        "built": built,
         "failed": failures,
         "jobs": jobs,
         "seconds": round(time.time() - start, 3),
@@ -135,7 +138,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"built {len(programs) - len(failures)} of {len(programs)} programs for ocl:{args.device} "
+        print(f"built {built} of {len(programs)} programs for ocl:{args.device} "
               f"({props.name}, {props.device_class} class) in {summary['seconds']:.1f} s with {jobs} process(es)")
         for f in failures:
             print(f"  failed: {f}")
