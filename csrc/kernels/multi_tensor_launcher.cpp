@@ -64,7 +64,9 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
   const uint64_t item = spec.item ? spec.item : cpu ? kCpuItem : 1;
   size_t shared_bytes = 0;
   for (const runtime::KernelArg& a : spec.shared) shared_bytes += a.size;
-  const size_t slots = std::min(slots_for(props, lists.size(), shared_bytes), lists[0].size());
+  // The slot count depends on the device and the list count only, not on how many tensors a call
+  // passes: lists shorter than that pad their one launch, and every call shares one program.
+  const size_t slots = slots_for(props, lists.size(), shared_bytes);
 
   std::string options = spec.options + " -DNLISTS=" + std::to_string(lists.size()) + " -DNARGS=" +
                         std::to_string(lists.size()) + " -DSLOTS=" + std::to_string(slots) + " -DITEM=" +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include <ATen/Dispatch_v2.h>
@@ -35,9 +36,10 @@ uint64_t scalar_bits(at::TensorIteratorBase& iter, int arg, c10::ScalarType comp
 struct Variant {
   uint64_t scalar_mask, dense, broadcast;
   int16_t device;
+  uint16_t dynamic;  // inputs read in a dtype given at run time
   uint8_t nargs, chunked, contiguous, index32, raw, vector_width;
   int8_t compute, dtypes[kMaxOperands];
-  uint8_t unused[5];  // no padding: every byte takes part in the key
+  uint8_t unused[3];  // no padding: every byte takes part in the key
   Variant() { std::memset(this, 0, sizeof(*this)); }
 };
 static_assert(sizeof(Variant) == 48, "Variant has padding bytes");
@@ -51,8 +53,11 @@ std::string variant_options(const at::TensorIteratorBase& iter, const KernelSpec
                " -DROW_BROADCAST=" + std::to_string(v.broadcast) + " -DVECTOR_WIDTH=" + std::to_string(v.vector_width);
   if (v.contiguous) options += " -DCONTIGUOUS";
   options += v.index32 ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
+  if (v.dynamic) options += " -DDYNAMIC_MASK=" + std::to_string(v.dynamic);
   for (int k = 0; k < nargs; ++k) {
-    const char* token = spec.raw ? raw_token(c10::elementSize(iter.dtype(k))) : dtype_token(iter.dtype(k));
+    const char* token = ((v.dynamic >> k) & 1) ? "dyn"
+                        : spec.raw                ? raw_token(c10::elementSize(iter.dtype(k)))
+                                                  : dtype_token(iter.dtype(k));
     TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", iter.dtype(k));
     options += " -DT" + std::to_string(k) + "=" + token;
   }
@@ -71,6 +76,44 @@ runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, con
   runtime::Kernel& kernel = get_kernel(device, spec.file, variant_options(iter, spec, variant), spec.name);
   kernels.emplace(std::move(key), &kernel);
   return kernel;
+}
+
+// The inputs a kernel with dynamic_inputs reads through a run-time dtype: when the tensor inputs
+// differ in dtype, every one whose dtype is not the compute type's own (or, without one, the first
+// input's). Same-dtype launches stay fully compiled.
+uint16_t dynamic_inputs(const at::TensorIteratorBase& iter, const KernelSpec& spec, uint64_t scalar_mask) {
+  if (!spec.dynamic_inputs) return 0;
+  std::optional<c10::ScalarType> first;
+  bool mixed = false, has_compute = false;
+  for (int k = iter.noutputs(); k < iter.ntensors(); ++k) {
+    if ((scalar_mask >> k) & 1) continue;
+    if (!first) first = iter.dtype(k);
+    mixed |= iter.dtype(k) != *first;
+    has_compute |= iter.dtype(k) == spec.compute;
+  }
+  if (!mixed) return 0;
+  const c10::ScalarType stat = has_compute ? spec.compute : *first;
+  uint16_t mask = 0;
+  for (int k = iter.noutputs(); k < iter.ntensors(); ++k)
+    if (!((scalar_mask >> k) & 1) && iter.dtype(k) != stat) mask |= uint16_t(1) << k;
+  return mask;
+}
+
+// The codes load_dynamic of common.clh reads.
+uint64_t dynamic_code(c10::ScalarType type) {
+  switch (type) {
+    case c10::kFloat: return 0;
+    case c10::kHalf: return 1;
+    case c10::kBFloat16: return 2;
+    case c10::kDouble: return 3;
+    case c10::kChar: return 4;
+    case c10::kShort: return 5;
+    case c10::kInt: return 6;
+    case c10::kLong: return 7;
+    case c10::kByte: return 8;
+    case c10::kBool: return 9;
+    default: TORCH_CHECK_NOT_IMPLEMENTED(false, "ocl kernels do not read dtype ", type);
+  }
 }
 
 }  // namespace
@@ -100,17 +143,23 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     }
     return;
   }
-  const int ndim = static_cast<int>(walked.size());
+  // A single element (every dim of size 1) walks as one dense row of length 1: it then shares
+  // the program of dense operands instead of needing one of its own.
+  const bool single_element = walked.empty();
+  const int ndim = single_element ? 1 : static_cast<int>(walked.size());
+  auto size_of = [&](int d) { return single_element ? int64_t(1) : iter.shape()[walked[d]]; };
+  auto step_of = [&](int k, int d) {
+    return single_element ? static_cast<int64_t>(c10::elementSize(iter.dtype(k))) : iter.strides(k)[walked[d]];
+  };
   // IterDesc, laid out as in common.clh:
   //   numel, ndim, scalar_mask, scalars[nargs], sizes[kMaxDims], strides[nargs][kMaxDims].
   const int scalars_at = 3, sizes_at = scalars_at + nargs, strides_at = sizes_at + kMaxDims;
   c10::SmallVector<uint64_t, 3 + kMaxOperands * (1 + kMaxDims) + kMaxDims> desc(strides_at + kMaxDims * nargs, 0);
   desc[0] = static_cast<uint64_t>(numel);
   desc[1] = static_cast<uint64_t>(ndim);
-  for (int d = 0; d < ndim; ++d) desc[sizes_at + d] = static_cast<uint64_t>(iter.shape()[walked[d]]);
+  for (int d = 0; d < ndim; ++d) desc[sizes_at + d] = static_cast<uint64_t>(size_of(d));
   for (int k = 0; k < nargs; ++k)
-    for (int d = 0; d < ndim; ++d)
-      desc[strides_at + kMaxDims * k + d] = static_cast<uint64_t>(iter.strides(k)[walked[d]]);
+    for (int d = 0; d < ndim; ++d) desc[strides_at + kMaxDims * k + d] = static_cast<uint64_t>(step_of(k, d));
 
   c10::DeviceIndex index = iter.device(0).index();
   runtime::Device& device = core::checked_device(index);
@@ -122,13 +171,21 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   for (int k = iter.noutputs(); k < nargs; ++k)
     if (iter.is_cpu_scalar(k)) variant.scalar_mask |= uint64_t(1) << k;
   // Operands whose innermost step is one element, or zero (broadcast along it).
-  for (int k = 0; k < nargs && ndim >= 1; ++k) {
-    const int64_t step = iter.strides(k)[walked[0]];
+  for (int k = 0; k < nargs; ++k) {
+    const int64_t step = step_of(k, 0);
     if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) variant.dense |= uint64_t(1) << k;
     if (step == 0) variant.broadcast |= uint64_t(1) << k;
   }
+  variant.dynamic = dynamic_inputs(iter, spec, variant.scalar_mask);
+  // A dynamic operand's element size is not compiled in: its steps come from the descriptor.
+  if (variant.dynamic) variant.dense = variant.broadcast = 0;
   const runtime::DeviceProperties& props = device.properties();
-  variant.chunked = props.cpu_class() && ndim >= 1;
+  variant.chunked = props.cpu_class();
+  // Chunked loops compile each operand's row step in when every operand is dense, broadcast or a
+  // scalar (the layouts of hot ops, whose loops then vectorize); with any other stride every step
+  // is read from the descriptor, so that one program serves all strided layouts of a dtype combination.
+  if (variant.chunked && (variant.dense | variant.broadcast | variant.scalar_mask) != (uint64_t(1) << nargs) - 1)
+    variant.dense = variant.broadcast = 0;
   // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the compiler
   // vectorizes at the vector unit's width; PoCL's own work-item vectorization picks half of
   // AVX-512's, and masks every access with the bounds check.
@@ -153,6 +210,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
       desc[scalars_at + k] = scalar_bits(iter, k, spec.compute);
       continue;  // buffer filled in below with a valid placeholder
     }
+    if ((variant.dynamic >> k) & 1) desc[scalars_at + k] = dynamic_code(iter.dtype(k));
     runtime::BufferRef ref = device.memory().resolve(iter.data_ptr(k));
     buffers[k] = ref.mem;
     offsets[k] = ref.offset;

@@ -30,6 +30,10 @@ struct KernelSpec {
   c10::ScalarType compute;     // what the kernel computes in (CT); Half/BFloat16 compute in Float
   std::string options = {};    // further -D options
   bool raw = false;            // operands are raw bits (r8..r128) of their element size
+  // Inputs of differing dtypes are read through a dtype given at run time (common.clh's
+  // DYNAMIC_MASK), so one program serves every mix. Only for kernels that read their inputs
+  // through INPUT(k) alone (not INPUT_RAW or the operand's type).
+  bool dynamic_inputs = false;
 };
 
 // The type a kernel computes in for values of `type`, as PyTorch's opmath_type.

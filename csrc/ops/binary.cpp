@@ -119,12 +119,14 @@ void run_in(const char* file, const char* op, at::TensorIterator& iter, Dtypes d
   // Comparisons compute in the inputs' common dtype, not in the output's bool.
   c10::ScalarType compute = iter.common_dtype();
   const char* kernel = pick_kernel(op, compute, dtypes, float_kernel, int_kernel);
+  kernels::KernelSpec spec{file, kernel, kernels::compute_type(compute)};
+  spec.dynamic_inputs = true;  // the binary kernels read their inputs through INPUT alone
   if (iter.numel() > 0 && checks_divisor(kernel, compute)) {
     cl_mem error = core::checked_device(iter.device(0).index()).error_flag();
-    run_pointwise(iter, file, kernel, compute, extra..., error);
+    kernels::launch_pointwise(iter, spec, extra..., error);
     return;
   }
-  run_pointwise(iter, file, kernel, compute, extra...);
+  kernels::launch_pointwise(iter, spec, extra...);
 }
 
 template <typename... Extra>
