@@ -51,7 +51,7 @@ test-cpp: setup
 GPU_CLASS_TESTS := tests/test_gemm.py tests/test_variant_sweeps.py tests/test_tensor_engine.py tests/test_errors.py \
                    tests/test_layers.py tests/test_training.py tests/test_attention.py tests/test_compile.py \
                    tests/test_custom_kernels.py tests/test_foreach.py \
-                   tests/test_optimizers.py tests/test_linalg.py
+                   tests/test_optimizers.py tests/test_linalg.py tests/test_program_variants.py
 
 # The two runs go side by side: a cold run is bound by PoCL's compiler, which builds a program on
 # one core. The GPU-class run's output is shown after the other's.

@@ -1,5 +1,5 @@
-"""Pointwise ops (add, mul, gelu, where) and reductions (sum over all, sum over the last dim,
-max over the last dim), 1K ... 64M float32 elements, contiguous and transposed inputs, in GB/s
+"""Pointwise ops (add, mul, mul of a float by a bool tensor, gelu, where) and reductions (sum over
+all, sum over the last dim, max over the last dim), 1K ... 64M float32 elements, contiguous and transposed inputs, in GB/s
 (bytes read + written / time), beside the same op on PyTorch's CPU backend in the same run.
 
 "GB/s" is per call in a stream of back-to-back calls lasting at least 20 ms with one
@@ -24,6 +24,8 @@ args = parser.parse_args()
 OPS = {
     "add": (lambda x, y, m: x + y, 3),
     "mul": (lambda x, y, m: x * y, 3),
+    # Inputs of two dtypes: the bool one is read through its run-time dtype (common.clh's load_dynamic).
+    "mul (float by bool)": (lambda x, y, m: x * m, 2.25),
     "gelu": (lambda x, y, m: torch.nn.functional.gelu(x), 2),
     "where": (lambda x, y, m: torch.where(m, x, y), 3.25),
     "sum (all)": (lambda x, y, m: x.sum(), 1),

@@ -5,8 +5,10 @@
 // common.clh and runs one work-item per element (on CPU devices, strided iterations run in chunks
 // of consecutive elements per work-item, see CHUNK in common.clh). A kernel is instantiated per operand dtype:
 // the launcher defines T0 (the output), T1.. (the inputs) and CT (the compute type) as dtype
-// tokens, so mixed-dtype operands are converted as they are loaded, as CUDA's dynamic casting
-// does. An input that is a CPU scalar (a Python number) travels inside the IterDesc.
+// tokens, so mixed-dtype operands are converted as they are loaded; for kernels with
+// dynamic_inputs, a mixed input's dtype is a run-time value instead (CUDA's dynamic casting), so
+// one program serves every mix. An input that is a CPU scalar (a Python number) travels inside
+// the IterDesc.
 //
 // Kernels take (IterDesc, then a buffer and a byte offset per operand, outputs first, then any
 // extra arguments).

@@ -14,6 +14,7 @@ namespace drawbridge::kernels {
 namespace {
 
 constexpr size_t kWorkGroup = 256;  // WG in reduce.cl: the size of the local scratch array
+constexpr uint64_t kDefaultColumns = 16;  // COLS when cl/reduce.cl is given none
 
 // ReduceDesc of reduce.cl, as u64 words.
 struct ReduceDesc {
@@ -120,8 +121,9 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     const uint64_t row = d.outer_sizes[0];
     uint64_t width = accumulator_count(props, spec, 8);
     while (width > 16 && d.num_outputs / width < props.compute_units * 4) width /= 2;
-    runtime::Kernel& cols = get_kernel(device, "reduce.cl", options + " -DCOLS=" + std::to_string(width),
-                                       std::string("r_") + spec.name + "_cols");
+    // At reduce.cl's default width the strip kernel comes from the program of the row kernels.
+    const std::string cols_options = width == kDefaultColumns ? options : options + " -DCOLS=" + std::to_string(width);
+    runtime::Kernel& cols = get_kernel(device, "reduce.cl", cols_options, std::string("r_") + spec.name + "_cols");
     runtime::launch(cols, queue, (d.num_outputs / row) * ((row + width - 1) / width), 1, d, out.mem, out_off, out2.mem,
                     out2_off, in.mem, in_off, param);
     return;

@@ -1,0 +1,86 @@
+"""Launches that differ only in what need not be compiled in share one OpenCL program: a cold run
+builds fewer programs (docs/design.md, "Program variants"). Each case also checks the shared
+program's results against the CPU."""
+import pytest
+import torch
+
+import drawbridge
+
+
+def programs_built(fn):
+    """How many programs fn built (from source or the driver's cache) beyond those this process had."""
+    before = drawbridge._C._program_cache_stats()["builds"]
+    result = fn()
+    torch.ocl.synchronize()
+    return drawbridge._C._program_cache_stats()["builds"] - before, result
+
+
+def operands(dtype, shape):
+    cpu = (torch.arange(torch.Size(shape).numel()) % 7 - 3).reshape(shape).to(dtype)
+    return cpu, cpu.to("ocl")
+
+
+# Dtypes a float32 tensor meets in float32 arithmetic (float64 would make it compute in float64).
+MIXED = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool, torch.float16, torch.bfloat16]
+
+
+def test_one_program_serves_every_mix_of_input_dtypes():
+    a_cpu, a = operands(torch.float32, (33, 17))
+    others = [operands(t, (33, 17)) for t in MIXED]
+
+    def ops(b):  # the mixed operand second and first: one program each
+        return a * b, b + a, torch.maximum(b, a)
+
+    programs_built(lambda: ops(others[0][1]))
+    built, results = programs_built(lambda: [ops(b) for _, b in others[1:]])
+    assert built == 0
+    for (b_cpu, _), (prod, total, high) in zip(others[1:], results):
+        torch.testing.assert_close(prod.cpu(), a_cpu * b_cpu)
+        torch.testing.assert_close(total.cpu(), b_cpu + a_cpu)
+        torch.testing.assert_close(high.cpu(), torch.maximum(b_cpu, a_cpu))
+
+
+def test_mixed_integer_inputs_keep_the_cpus_conversions():
+    # int8 * int64: the int8 operand is read at run time and widened before the product, as on the CPU.
+    a_cpu = torch.tensor([-128, 127, -1, 5], dtype=torch.int8)
+    b_cpu = torch.tensor([2**40, -(2**35), 3, 2**62], dtype=torch.int64)
+    torch.testing.assert_close((a_cpu.to("ocl") * b_cpu.to("ocl")).cpu(), a_cpu * b_cpu)
+    c_cpu = torch.tensor([True, False, True, True])
+    torch.testing.assert_close((c_cpu.to("ocl") + a_cpu.to("ocl")).cpu(), c_cpu + a_cpu)
+
+
+def test_a_single_element_shares_the_dense_program():
+    x_cpu, x = operands(torch.float32, (64,))
+    programs_built(lambda: x * x)
+    s_cpu, s = operands(torch.float32, ())
+    one_cpu, one = operands(torch.float32, (1, 1))
+    built, (ss, oo) = programs_built(lambda: (s * s, one * one))
+    assert built == 0
+    torch.testing.assert_close(ss.cpu(), s_cpu * s_cpu)
+    torch.testing.assert_close(oo.cpu(), one_cpu * one_cpu)
+
+
+def test_strided_layouts_share_one_program():
+    a_cpu, a = operands(torch.float32, (40, 30))
+    b_cpu, b = operands(torch.float32, (30, 40))
+    programs_built(lambda: a.t() + b)
+    cases = [
+        (lambda x, y: x[:, ::2] + y[:15, :40].t()),
+        (lambda x, y: x.t()[::3] + y[::3]),
+        (lambda x, y: x[::2, ::3] + y.t()[::2, ::3]),
+    ]
+    built, results = programs_built(lambda: [case(a, b) for case in cases])
+    assert built == 0
+    for case, result in zip(cases, results):
+        torch.testing.assert_close(result.cpu(), case(a_cpu, b_cpu))
+
+
+@pytest.mark.parametrize("count", [1, 3, 6])
+def test_foreach_programs_do_not_depend_on_the_list_length(count):
+    params = [torch.randn(5 + k, device="ocl") for k in range(8)]
+    torch._foreach_mul_(params, 2.0)  # builds the program for this op and dtype
+    expected = [p.cpu() * 3.0 for p in params[:count]]
+    built, _ = programs_built(lambda: torch._foreach_mul_(params[:count], 3.0))
+    assert built == 0
+    for p, e in zip(params[:count], expected):
+        torch.testing.assert_close(p.cpu(), e)
