@@ -5,6 +5,7 @@ and checks that every rank reported success. The workers compare with gloo on CP
 a single-process run of the same training, inside the ranks.
 """
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -98,15 +99,18 @@ def test_ways_to_start_a_group(mode):
 FAULT_TIMEOUT = 4.0
 
 
-def run_fault(case):
+def run_fault(case, mode="non-blocking"):
     """Two ranks started by hand (env:// rendezvous, no torchrun to kill the survivor)."""
     port = free_port()
     env = {**ENV, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "WORLD_SIZE": "2",
-           "FAULT_TIMEOUT": str(FAULT_TIMEOUT)}
+           "FAULT_TIMEOUT": str(FAULT_TIMEOUT), "DRAWBRIDGE_OCCL_BLOCKING_WAIT": "1" if mode == "blocking" else "0"}
     procs = [subprocess.Popen([sys.executable, "faults.py", case], cwd=WORKERS, env={**env, "RANK": str(r)},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in range(2)]
     outs = [p.communicate(timeout=FAULT_TIMEOUT * 10)[0] for p in procs]
     return [(p.returncode, out) for p, out in zip(procs, outs)]
+
+
+WAITS = ["non-blocking", "blocking"]
 
 
 def outcome(out, rank):
@@ -115,20 +119,24 @@ def outcome(out, rank):
     return lines[-1]
 
 
+@pytest.mark.parametrize("mode", WAITS)
 @pytest.mark.parametrize("case", ["dies", "stalls"])
-def test_a_lost_rank_makes_the_other_raise_within_the_timeout(case):
-    results = run_fault(case)
+def test_a_lost_rank_makes_the_other_raise_within_the_timeout(case, mode):
+    results = run_fault(case, mode)
     rc0, out0 = results[0]
     assert rc0 == 0, out0[-3000:]  # no crash, and ocl still computes after the error
     line = outcome(out0, 0)
     assert line.startswith("rank 0: raised RuntimeError after "), line
     seconds = float(line.split(" after ")[1].split(" s")[0])
     assert seconds <= FAULT_TIMEOUT + 3, line
+    if case == "stalls" and mode == "non-blocking":  # wait() returned: the read of the result raised
+        assert "failed after wait() returned" in line, line
 
 
+@pytest.mark.parametrize("mode", WAITS)
 @pytest.mark.parametrize("case", ["shapes", "dtypes"])
-def test_mismatched_collectives_raise_on_every_rank(case):
-    results = run_fault(case)
+def test_mismatched_collectives_raise_on_every_rank(case, mode):
+    results = run_fault(case, mode)
     for rank, (rc, out) in enumerate(results):
         assert rc == 0, out[-3000:]  # Gloo alone aborts the receiving process here
         line = outcome(out, rank)
@@ -141,3 +149,24 @@ def test_a_cpu_tensor_among_ocl_ones_raises_clearly():
     for rank, (rc, out) in enumerate(results):
         assert rc == 0, out[-3000:]
         assert "expected tensors on ocl (or all on the cpu), got one on cpu" in outcome(out, rank)
+
+
+def late_call(mode):
+    """Rank 0's call and read times when rank 1 calls the all-reduce 2 s late."""
+    (rc0, out0), (rc1, out1) = run_fault("late", mode)
+    assert rc0 == 0 and rc1 == 0, (out0 + out1)[-3000:]
+    line = outcome(out0, 0)
+    match = re.fullmatch(r"rank 0: completed: call ([\d.]+) s, read ([\d.]+) s, values (.*)", line)
+    assert match, line
+    assert match.group(3) == "[4.0, 4.0, 4.0, 4.0]", line  # two all-reduces of ones over 2 ranks
+    return float(match.group(1)), float(match.group(2))
+
+
+def test_wait_does_not_block_the_host():
+    call, read = late_call("non-blocking")
+    assert call < 1.0 and read > 1.5, (call, read)  # the read of the result waits, the call did not
+
+
+def test_blocking_wait_blocks_the_host():
+    call, read = late_call("blocking")
+    assert call > 1.5 and read < 1.0, (call, read)

@@ -1,6 +1,9 @@
 #include "core/device_state.h"
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include <c10/util/Exception.h>
@@ -18,7 +21,25 @@ int& tls_stream_slot(c10::DeviceIndex index) {
   if (tls_streams.size() <= static_cast<size_t>(index)) tls_streams.resize(index + 1, 0);
   return tls_streams[index];
 }
+
+std::mutex deferred_mutex;
+std::map<c10::DeviceIndex, std::string> deferred_errors;
+
+std::optional<std::string> take_deferred_error(c10::DeviceIndex index) {
+  std::lock_guard<std::mutex> lock(deferred_mutex);
+  auto it = deferred_errors.find(index);
+  if (it == deferred_errors.end()) return std::nullopt;
+  std::string message = std::move(it->second);
+  deferred_errors.erase(it);
+  return message;
+}
 }  // namespace
+
+void defer_error(c10::DeviceIndex index, std::string message) {
+  if (index < 0) index = tls_device;
+  std::lock_guard<std::mutex> lock(deferred_mutex);
+  deferred_errors[index] = std::move(message);
+}
 
 c10::DeviceIndex device_count() noexcept {
   try {
@@ -74,6 +95,8 @@ cl_command_queue queue_of(const c10::Stream& stream) {
 }
 
 void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue) {
+  if (index < 0) index = tls_device;
+  if (auto deferred = take_deferred_error(index)) TORCH_CHECK(false, *deferred);
   const auto code = static_cast<DeviceAssert>(checked_device(index).take_error(queue));
   if (code != DeviceAssert::none)
     raise_device_assert(code, " (an ocl device-side assert, raised at the next synchronization; the op left those "

@@ -5,6 +5,8 @@
 #include <c10/core/Device.h>
 #include <c10/core/Stream.h>
 
+#include <string>
+
 #include "runtime/device.h"
 
 namespace drawbridge::core {
@@ -38,9 +40,14 @@ enum class DeviceAssert : int {
 // Raises the exception that `code` stands for (never DeviceAssert::none), `context` appended.
 [[noreturn]] void raise_device_assert(DeviceAssert code, const char* context = "");
 
-// Raises the device-side assert of an earlier kernel (an index out of range), if one fired.
-// Called wherever the host waits for the device: item(), device-to-host copies, synchronize().
+// Raises the device-side assert of an earlier kernel (an index out of range), if one fired, or
+// an error deferred to this device. Called wherever the host waits for the device: item(),
+// device-to-host copies, synchronize().
 void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue);
+// An asynchronous failure found on the host after its caller went on (a collective's transport
+// after a non-blocking wait()): raised once, as a RuntimeError, at the device's next
+// synchronization. A later one replaces an earlier one not yet raised.
+void defer_error(c10::DeviceIndex index, std::string message);
 void synchronize_device(c10::DeviceIndex index);
 inline cl_command_queue current_queue(c10::DeviceIndex index = -1) { return queue_of(current_stream(index)); }
 

@@ -6,6 +6,7 @@
 #include <c10/util/irange.h>
 
 #include "core/device_state.h"
+#include "runtime/commands.h"
 
 namespace drawbridge::distributed {
 
@@ -211,10 +212,14 @@ void ProcessGroupOCCL::order_after_pending_writes(const Tensors& inputs, const c
         for (const auto& in : inputs)
           if (same_memory(in, out)) writers.push_back(work);
   }
-  for (auto& work : writers) {
-    work->wait_for_transport();  // its copies back are queued once the transport is over
-    work->synchronize();         // on the staging stream, which is current here
-  }
+  for (auto& work : writers) work->block(staging);  // no host wait: the device waits for the gate
+}
+
+bool ProcessGroupOCCL::on_cpu(std::initializer_list<const Tensors*> lists) {
+  if (!all_on_cpu(lists)) return false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  all_posted_cv_.wait(lock, [this] { return posted_ == enqueued_ || poster_done_; });
+  return true;
 }
 
 void ProcessGroupOCCL::check_signatures(c10d::OpType type, const Signature& mine) {
@@ -270,6 +275,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::enqueue(c10d::OpType type, std:
     std::lock_guard<std::mutex> lock(mutex_);
     if (!outputs.empty()) in_flight_.push_back(work);
     to_post_.push_back(std::move(job));
+    ++enqueued_;
   }
   posted_cv_.notify_one();
   return work;
@@ -284,6 +290,7 @@ void ProcessGroupOCCL::post_loop() {
       if (to_post_.empty()) {
         poster_done_ = true;  // the completer finishes what is left, then stops
         completed_cv_.notify_all();
+        all_posted_cv_.notify_all();
         return;
       }
       job = std::move(to_post_.front());
@@ -302,8 +309,10 @@ void ProcessGroupOCCL::post_loop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       to_complete_.push_back(std::move(job));
+      ++posted_;
     }
     completed_cv_.notify_one();
+    all_posted_cv_.notify_all();  // a CPU collective may wait for the posts before it
   }
 }
 
@@ -321,6 +330,7 @@ void ProcessGroupOCCL::complete_loop() {
     // The device stays untouched when a transport failed: its piece is not copied back (pieces
     // copied back before it hold their final values).
     c10::StreamGuard guard(streams(job->device).copy_back);
+    at::NoGradGuard no_grad;  // an output may be a leaf that requires grad (DTensor's scatter)
     for (auto& piece : job->pieces) {
       if (job->error) break;
       try {
@@ -336,12 +346,9 @@ void ProcessGroupOCCL::complete_loop() {
         job->error = std::current_exception();
       }
     }
-    std::optional<c10::Event> copied_back;
-    if (!job->error) {
-      copied_back.emplace(core::kOcl);
-      copied_back->record(guard.current_stream());
-    }
-    job->work->complete(job->error, std::move(copied_back), source_rank);
+    cl_event copied_back = job->error ? nullptr : runtime::enqueue_marker(core::queue_of(guard.current_stream()));
+    job->work->complete(job->error, copied_back, source_rank);
+    if (copied_back) clReleaseEvent(copied_back);
   }
 }
 
@@ -349,13 +356,13 @@ void ProcessGroupOCCL::complete_loop() {
 // copies; the CPU path hands CPU tensors to Gloo as they are.
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::broadcast(Tensors& tensors, const c10d::BroadcastOptions& opts) {
-  if (all_on_cpu({&tensors})) return gloo_->broadcast(tensors, opts);
+  if (on_cpu({&tensors})) return gloo_->broadcast(tensors, opts);
   return enqueue(c10d::OpType::BROADCAST, signature_of(tensors), tensors, tensors, /*in_place=*/true,
                  [opts](c10d::Backend& g, Tensors& in, Tensors&) { return g.broadcast(in, opts); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce(Tensors& tensors, const c10d::AllreduceOptions& opts) {
-  if (all_on_cpu({&tensors})) return gloo_->allreduce(tensors, opts);
+  if (on_cpu({&tensors})) return gloo_->allreduce(tensors, opts);
   const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::ALLREDUCE, signature_of(tensors), premultiplied(tensors, opts.reduceOp), tensors,
                  /*in_place=*/true,
@@ -365,7 +372,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce(Tensors& tensors, con
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce_coalesced(Tensors& tensors,
                                                                      const c10d::AllreduceCoalescedOptions& opts) {
-  if (all_on_cpu({&tensors})) return gloo_->allreduce_coalesced(tensors, opts);
+  if (on_cpu({&tensors})) return gloo_->allreduce_coalesced(tensors, opts);
   const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::ALLREDUCE_COALESCED, signature_of(tensors), premultiplied(tensors, opts.reduceOp),
                  tensors, /*in_place=*/true,
@@ -374,7 +381,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allreduce_coalesced(Tensors& te
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce(Tensors& tensors, const c10d::ReduceOptions& opts) {
-  if (all_on_cpu({&tensors})) return gloo_->reduce(tensors, opts);
+  if (on_cpu({&tensors})) return gloo_->reduce(tensors, opts);
   const auto gloo_opts = for_gloo(opts);
   const bool root = getRank() == opts.rootRank;  // only the root's tensors change
   return enqueue(c10d::OpType::REDUCE, signature_of(tensors), premultiplied(tensors, opts.reduceOp),
@@ -386,7 +393,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce(Tensors& tensors, const 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather(std::vector<Tensors>& outputs, Tensors& inputs,
                                                            const c10d::AllgatherOptions& opts) {
   auto flat = flatten(outputs);
-  if (all_on_cpu({&inputs, &flat})) return gloo_->allgather(outputs, inputs, opts);
+  if (on_cpu({&inputs, &flat})) return gloo_->allgather(outputs, inputs, opts);
   return enqueue(c10d::OpType::ALLGATHER, signature_of(inputs), inputs, flat, false,
                  [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(out, like);
@@ -397,7 +404,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather(std::vector<Tensors>&
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                                  const c10d::AllgatherOptions& opts) {
   Tensors in{input}, out{output};
-  if (all_on_cpu({&in, &out})) return gloo_->_allgather_base(output, input, opts);
+  if (on_cpu({&in, &out})) return gloo_->_allgather_base(output, input, opts);
   return enqueue(c10d::OpType::_ALLGATHER_BASE, signature_of(in), in, out, false,
                  [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
                    return g._allgather_base(out[0], in[0], opts);
@@ -407,7 +414,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_allgather_base(at::Tensor& out
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_coalesced(std::vector<Tensors>& outputs, Tensors& inputs,
                                                                      const c10d::AllgatherOptions& opts) {
   auto flat = flatten(outputs);
-  if (all_on_cpu({&inputs, &flat})) return gloo_->allgather_coalesced(outputs, inputs, opts);
+  if (on_cpu({&inputs, &flat})) return gloo_->allgather_coalesced(outputs, inputs, opts);
   return enqueue(c10d::OpType::ALLGATHER_COALESCED, signature_of(inputs), inputs, flat, false,
                  [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(out, like);
@@ -417,7 +424,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_coalesced(std::vector
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_into_tensor_coalesced(Tensors& outputs, Tensors& inputs,
                                                                                  const c10d::AllgatherOptions& opts) {
-  if (all_on_cpu({&inputs, &outputs})) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
+  if (on_cpu({&inputs, &outputs})) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
   return enqueue(c10d::OpType::COALESCED, signature_of(inputs), inputs, outputs, false,
                  [opts](c10d::Backend& g, Tensors& in, Tensors& out) {
                    return g.allgather_into_tensor_coalesced(out, in, opts);
@@ -427,7 +434,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::allgather_into_tensor_coalesced
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::gather(std::vector<Tensors>& outputs, Tensors& inputs,
                                                         const c10d::GatherOptions& opts) {
   auto flat = flatten(outputs);
-  if (all_on_cpu({&inputs, &flat})) return gloo_->gather(outputs, inputs, opts);
+  if (on_cpu({&inputs, &flat})) return gloo_->gather(outputs, inputs, opts);
   return enqueue(c10d::OpType::GATHER, signature_of(inputs), inputs, flat, false,
                  [opts, like = outputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(out, like);
@@ -438,7 +445,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::gather(std::vector<Tensors>& ou
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::scatter(Tensors& outputs, std::vector<Tensors>& inputs,
                                                          const c10d::ScatterOptions& opts) {
   auto flat = flatten(inputs);
-  if (all_on_cpu({&flat, &outputs})) return gloo_->scatter(outputs, inputs, opts);
+  if (on_cpu({&flat, &outputs})) return gloo_->scatter(outputs, inputs, opts);
   return enqueue(c10d::OpType::SCATTER, signature_of(outputs), flat, outputs, false,
                  [opts, like = inputs](c10d::Backend& g, Tensors& in, Tensors& out) {
                    auto lists = regroup(in, like);
@@ -449,7 +456,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::scatter(Tensors& outputs, std::
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter(Tensors& outputs, std::vector<Tensors>& inputs,
                                                                 const c10d::ReduceScatterOptions& opts) {
   auto flat = flatten(inputs);
-  if (all_on_cpu({&flat, &outputs})) return gloo_->reduce_scatter(outputs, inputs, opts);
+  if (on_cpu({&flat, &outputs})) return gloo_->reduce_scatter(outputs, inputs, opts);
   const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::REDUCE_SCATTER, signature_of(outputs), premultiplied(flat, opts.reduceOp), outputs,
                  false,
@@ -463,7 +470,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter(Tensors& outputs
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                       const c10d::ReduceScatterOptions& opts) {
   Tensors in{input}, out{output};
-  if (all_on_cpu({&in, &out})) return gloo_->_reduce_scatter_base(output, input, opts);
+  if (on_cpu({&in, &out})) return gloo_->_reduce_scatter_base(output, input, opts);
   const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, signature_of(out), premultiplied(in, opts.reduceOp), out, false,
                  [gloo_opts](c10d::Backend& g, Tensors& in, Tensors& out) {
@@ -474,7 +481,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::_reduce_scatter_base(at::Tensor
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::reduce_scatter_tensor_coalesced(
     Tensors& outputs, Tensors& inputs, const c10d::ReduceScatterOptions& opts) {
-  if (all_on_cpu({&inputs, &outputs})) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
+  if (on_cpu({&inputs, &outputs})) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
   const auto gloo_opts = for_gloo(opts);
   return enqueue(c10d::OpType::COALESCED, signature_of(outputs), premultiplied(inputs, opts.reduceOp), outputs,
                  false,
@@ -489,7 +496,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall_base(at::Tensor& outpu
                                                                std::vector<int64_t>& input_split_sizes,
                                                                const c10d::AllToAllOptions& opts) {
   Tensors in{input}, out{output};
-  if (all_on_cpu({&in, &out})) return gloo_->alltoall_base(output, input, output_split_sizes, input_split_sizes, opts);
+  if (on_cpu({&in, &out})) return gloo_->alltoall_base(output, input, output_split_sizes, input_split_sizes, opts);
   return enqueue(c10d::OpType::ALLTOALL_BASE, signature_of(in, /*sized=*/false), in, out, false,
                  [opts, out_splits = output_split_sizes, in_splits = input_split_sizes](
                      c10d::Backend& g, Tensors& in, Tensors& out) mutable {
@@ -499,25 +506,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall_base(at::Tensor& outpu
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::alltoall(Tensors& outputs, Tensors& inputs,
                                                           const c10d::AllToAllOptions& opts) {
-  if (all_on_cpu({&inputs, &outputs})) return gloo_->alltoall(outputs, inputs, opts);
+  if (on_cpu({&inputs, &outputs})) return gloo_->alltoall(outputs, inputs, opts);
   return enqueue(c10d::OpType::ALLTOALL, signature_of(inputs, /*sized=*/false), inputs, outputs, false,
                  [opts](c10d::Backend& g, Tensors& in, Tensors& out) { return g.alltoall(out, in, opts); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::send(Tensors& tensors, int dst_rank, int tag) {
-  if (all_on_cpu({&tensors})) return gloo_->send(tensors, dst_rank, tag);
+  if (on_cpu({&tensors})) return gloo_->send(tensors, dst_rank, tag);
   return enqueue(c10d::OpType::SEND, std::nullopt, tensors, {}, false,
                  [dst_rank, tag](c10d::Backend& g, Tensors& in, Tensors&) { return g.send(in, dst_rank, tag); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::recv(Tensors& tensors, int src_rank, int tag) {
-  if (all_on_cpu({&tensors})) return gloo_->recv(tensors, src_rank, tag);
+  if (on_cpu({&tensors})) return gloo_->recv(tensors, src_rank, tag);
   return enqueue(c10d::OpType::RECV, std::nullopt, {}, tensors, false,
                  [src_rank, tag](c10d::Backend& g, Tensors&, Tensors& out) { return g.recv(out, src_rank, tag); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupOCCL::recvAnysource(Tensors& tensors, int tag) {
-  if (all_on_cpu({&tensors})) return gloo_->recvAnysource(tensors, tag);
+  if (on_cpu({&tensors})) return gloo_->recvAnysource(tensors, tag);
   return enqueue(c10d::OpType::RECVANYSOURCE, std::nullopt, {}, tensors, false,
                  [tag](c10d::Backend& g, Tensors&, Tensors& out) { return g.recvAnysource(out, tag); });
 }

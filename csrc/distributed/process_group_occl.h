@@ -10,7 +10,10 @@
 //                   a send cannot hold the send back.
 //   completer       waits for each transport in order, queues the copies back (host -> device)
 //                   and the device-side steps Gloo lacks (AVG's division) on the copy-back
-//                   stream, and completes the Work and its future.
+//                   stream, and completes the Work, its gate (occl_work.h) and its future.
+//
+// wait() does not block the host: the caller's stream waits on the work's gate. A collective
+// whose inputs an earlier one still writes orders its staging on that one's gate.
 //
 // A large broadcast / all-reduce / reduce of one tensor goes in pieces of
 // DRAWBRIDGE_OCCL_CHUNK_BYTES (4 MiB): the poster starts a piece's transport as soon as that piece
@@ -113,6 +116,10 @@ class ProcessGroupOCCL final : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::optional<Signature> signature,
                                          std::vector<at::Tensor> inputs, std::vector<at::Tensor> outputs,
                                          bool in_place, Transport transport, Finish finish = {});
+  // True when every tensor is on the CPU: such a collective goes to Gloo from the caller's thread,
+  // once the collectives enqueued before it have reached Gloo (Gloo matches collectives across
+  // ranks by the order of the calls).
+  bool on_cpu(std::initializer_list<const std::vector<at::Tensor>*> lists);
   // Raises on every rank when the ranks' signatures for this collective differ.
   void check_signatures(c10d::OpType type, const Signature& mine);
   Streams& streams(c10::DeviceIndex index);
@@ -128,10 +135,11 @@ class ProcessGroupOCCL final : public c10d::Backend {
   const int64_t chunk_bytes_;  // DRAWBRIDGE_OCCL_CHUNK_BYTES
 
   std::mutex mutex_;
-  std::condition_variable posted_cv_, completed_cv_;
+  std::condition_variable posted_cv_, completed_cv_, all_posted_cv_;
   std::deque<std::shared_ptr<Job>> to_post_, to_complete_;
   std::deque<c10::intrusive_ptr<OcclWork>> in_flight_;  // works with device outputs, oldest first
   std::map<c10::DeviceIndex, Streams> streams_;
+  uint64_t enqueued_ = 0, posted_ = 0;  // jobs queued for the poster, and those it has handed to Gloo
   bool stopping_ = false, poster_done_ = false;
   std::thread poster_, completer_;
 };

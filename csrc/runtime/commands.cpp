@@ -142,6 +142,32 @@ bool event_complete(cl_event event) {
 
 void wait_for(cl_event event) { DB_CL_CHECK(clWaitForEvents(1, &event)); }
 
+cl_event create_user_event(cl_context context) {
+  cl_int status = CL_SUCCESS;
+  cl_event user = clCreateUserEvent(context, &status);
+  DB_CL_CHECK(status);
+  return user;
+}
+
+void complete_user_event(cl_event user) { DB_CL_CHECK(clSetUserEventStatus(user, CL_COMPLETE)); }
+
+namespace {
+// Also runs when `event` failed: a queue waiting on the user event must not wait forever.
+void CL_CALLBACK complete_user_event_callback(cl_event, cl_int, void* user) {
+  auto event = static_cast<cl_event>(user);
+  clSetUserEventStatus(event, CL_COMPLETE);
+  clReleaseEvent(event);
+}
+}  // namespace
+
+void complete_user_event_after(cl_event event, cl_event user) {
+  DB_CL_CHECK(clRetainEvent(user));
+  if (clSetEventCallback(event, CL_COMPLETE, complete_user_event_callback, user) == CL_SUCCESS) return;
+  clReleaseEvent(user);
+  wait_for(event);  // a driver without callbacks: the caller's thread waits instead
+  complete_user_event(user);
+}
+
 float elapsed_ms(cl_event start, cl_event end) {
   cl_ulong t0 = 0, t1 = 0;
   DB_CL_CHECK(clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_END, sizeof(t0), &t0, nullptr));

@@ -62,6 +62,12 @@ cl_event enqueue_marker(cl_command_queue q);
 void enqueue_wait(cl_command_queue q, cl_event event);  // later work on q waits for event
 bool event_complete(cl_event event);
 void wait_for(cl_event event);
+// A user event is one the host completes: a queue waiting on it waits for host-side work (a
+// transfer over the network) without a host thread blocking. The caller releases it.
+cl_event create_user_event(cl_context context);
+void complete_user_event(cl_event user);
+// Completes `user` once `event` has (from the driver's callback; no host thread waits).
+void complete_user_event_after(cl_event event, cl_event user);
 float elapsed_ms(cl_event start, cl_event end);
 bool queue_idle(cl_command_queue q);
 

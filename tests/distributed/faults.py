@@ -4,7 +4,10 @@ Usage: faults.py CASE (env:// rendezvous: MASTER_ADDR, MASTER_PORT, RANK, WORLD_
 reports one line, `raised <type> after <seconds> s`, or `completed`, then checks that ocl
 still computes. Cases: dies (rank 1 exits before the collective), stalls (rank 1 never calls it),
 shapes / dtypes (rank 1 passes a tensor of another size / dtype), mixed (a CPU tensor where occl
-expects ocl ones, on one rank).
+expects ocl ones, on one rank), late (rank 1 calls 2 s late: rank 0 reports how long its call
+and its read of the result took, `completed: call <s> s, read <s> s, values <list>`).
+wait() does not block the host unless DRAWBRIDGE_OCCL_BLOCKING_WAIT=1, so an error may come
+out of the read of the result rather than the call: both are inside the try.
 """
 import datetime
 import os
@@ -15,6 +18,7 @@ import torch
 import torch.distributed as dist
 
 TIMEOUT = float(os.environ.get("FAULT_TIMEOUT", "4"))
+LATE = 2.0
 
 
 def main(case):
@@ -32,6 +36,8 @@ def main(case):
             x = torch.ones(1024, device="ocl")
         if case == "dtypes":
             x = torch.ones(4, device="ocl", dtype=torch.int64)
+        if case == "late":
+            time.sleep(LATE)
     start = time.monotonic()
     try:
         if case == "mixed":
@@ -39,7 +45,10 @@ def main(case):
             dist.all_gather(out, x)
         else:
             dist.all_reduce(x)
-        outcome = "completed"
+        called = time.monotonic()
+        values = x.cpu().tolist()
+        read = time.monotonic()
+        outcome = f"completed: call {called - start:.2f} s, read {read - called:.2f} s, values {values}"
     except Exception as e:  # noqa: BLE001 - the type is what the test checks
         outcome = f"raised {type(e).__name__} after {time.monotonic() - start:.1f} s: {str(e).splitlines()[0][:200]}"
     y = torch.arange(4.0, device="ocl") * 2  # the process is still usable
