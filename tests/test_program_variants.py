@@ -60,6 +60,17 @@ def test_a_single_element_shares_the_dense_program():
     torch.testing.assert_close(oo.cpu(), one_cpu * one_cpu)
 
 
+def test_a_cpu_scalars_own_dtype_selects_no_program():
+    # a Python float is a double, an int an int64, a bool a bool: all travel as compute-type bits
+    x_cpu, x = operands(torch.float32, (5, 7))
+    programs_built(lambda: x * 2.5)
+    scalars = [3, True, torch.tensor(1.5, dtype=torch.float64), torch.tensor(-2, dtype=torch.int16)]
+    built, results = programs_built(lambda: [x * s for s in scalars])
+    assert built == 0
+    for s, result in zip(scalars, results):
+        torch.testing.assert_close(result.cpu(), x_cpu * s)
+
+
 def test_strided_layouts_share_one_program():
     a_cpu, a = operands(torch.float32, (40, 30))
     b_cpu, b = operands(torch.float32, (30, 40))

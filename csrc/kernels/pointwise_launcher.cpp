@@ -44,7 +44,7 @@ struct Variant {
 };
 static_assert(sizeof(Variant) == 48, "Variant has padding bytes");
 
-std::string variant_options(const at::TensorIteratorBase& iter, const KernelSpec& spec, const Variant& v) {
+std::string variant_options(const KernelSpec& spec, const Variant& v) {
   const int nargs = v.nargs;
   std::string options = spec.options;
   options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(v.scalar_mask);
@@ -55,25 +55,25 @@ std::string variant_options(const at::TensorIteratorBase& iter, const KernelSpec
   options += v.index32 ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
   if (v.dynamic) options += " -DDYNAMIC_MASK=" + std::to_string(v.dynamic);
   for (int k = 0; k < nargs; ++k) {
+    const auto dtype = static_cast<c10::ScalarType>(v.dtypes[k]);
     const char* token = ((v.dynamic >> k) & 1) ? "dyn"
-                        : spec.raw                ? raw_token(c10::elementSize(iter.dtype(k)))
-                                                  : dtype_token(iter.dtype(k));
-    TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", iter.dtype(k));
+                        : spec.raw                ? raw_token(c10::elementSize(dtype))
+                                                  : dtype_token(dtype);
+    TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", dtype);
     options += " -DT" + std::to_string(k) + "=" + token;
   }
-  const char* compute = spec.raw ? raw_token(c10::elementSize(iter.dtype(0))) : dtype_token(spec.compute);
+  const char* compute = spec.raw ? raw_token(c10::elementSize(static_cast<c10::ScalarType>(v.dtypes[0]))) : dtype_token(spec.compute);
   TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", spec.compute);
   return options + " -DCT=" + compute;
 }
 
-runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant,
-                            const at::TensorIteratorBase& iter) {
+runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant) {
   std::string key(reinterpret_cast<const char*>(&variant), sizeof(variant));
   key.append(spec.file).append(1, '|').append(spec.name).append(1, '|').append(spec.options);
   thread_local std::unordered_map<std::string, runtime::Kernel*> kernels;
   auto it = kernels.find(key);
   if (it != kernels.end()) return *it->second;
-  runtime::Kernel& kernel = get_kernel(device, spec.file, variant_options(iter, spec, variant), spec.name);
+  runtime::Kernel& kernel = get_kernel(device, spec.file, variant_options(spec, variant), spec.name);
   kernels.emplace(std::move(key), &kernel);
   return kernel;
 }
@@ -197,8 +197,11 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   variant.index32 = iter.can_use_32bit_indexing();
   variant.raw = spec.raw;
   variant.compute = static_cast<int8_t>(spec.compute);
-  for (int k = 0; k < nargs; ++k) variant.dtypes[k] = static_cast<int8_t>(iter.dtype(k));
-  runtime::Kernel& kernel = kernel_for(device, spec, variant, iter);
+  // A CPU scalar travels as bits of the compute type, whatever its own dtype (a Python float is a
+  // double, an int an int64): programs do not depend on it.
+  for (int k = 0; k < nargs; ++k)
+    variant.dtypes[k] = static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
+  runtime::Kernel& kernel = kernel_for(device, spec, variant);
   const uint64_t scalar_mask = variant.scalar_mask;
   const bool chunked = variant.chunked;
 
