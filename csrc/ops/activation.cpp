@@ -13,6 +13,7 @@
 #include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -47,29 +48,18 @@ at::Tensor backward_with(at::Tensor grad_input, const at::Tensor& grad_output, c
   return iter.output();
 }
 
-// Defines `name` (functional), `name_` (in-place) and `name_out` for a forward activation whose
-// extra parameters are PARAMS (declarations) passed on as ARGS.
-#define DB_ACTIVATION(name, KERNEL, DTYPES, PARAMS, ARGS)                                              \
-  at::Tensor name(const at::Tensor& self PARAMS) {                                                    \
-    return unary_with(at::Tensor(), self, #name, KERNEL, DTYPES ARGS);                                 \
-  }                                                                                                    \
-  at::Tensor& name##_(at::Tensor& self PARAMS) {                                                      \
-    unary_with(self, self, #name, KERNEL, DTYPES ARGS);                                                \
-    return self;                                                                                       \
-  }                                                                                                    \
-  at::Tensor& name##_out(const at::Tensor& self PARAMS, at::Tensor& out) {                            \
-    unary_with(out, self, #name, KERNEL, DTYPES ARGS);                                                 \
-    return out;                                                                                        \
+// name_impl(out, self, PARAMS...) for a forward activation whose extra parameters are PARAMS
+// (declarations) passed on as ARGS; ops/variants.h derives its three forms.
+#define DB_ACTIVATION(name, KERNEL, DTYPES, PARAMS, ARGS)                   \
+  at::Tensor name##_impl(at::Tensor out, const at::Tensor& self PARAMS) {   \
+    return unary_with(out, self, #name, KERNEL, DTYPES ARGS);               \
   }
 #define DB_NOTHING
 #define DB_WITH(...) , __VA_ARGS__
-#define DB_BACKWARD(name, KERNEL, PARAMS, ARGS)                                                        \
-  at::Tensor name(const at::Tensor& grad_output, const at::Tensor& x PARAMS) {                         \
-    return backward_with(at::Tensor(), grad_output, x, #name, KERNEL ARGS);                            \
-  }                                                                                                    \
-  at::Tensor& name##_out(const at::Tensor& grad_output, const at::Tensor& x PARAMS, at::Tensor& grad_input) { \
-    backward_with(grad_input, grad_output, x, #name, KERNEL ARGS);                                     \
-    return grad_input;                                                                                 \
+// name_impl(grad_input, grad_output, x, PARAMS...) for an activation's backward.
+#define DB_BACKWARD(name, KERNEL, PARAMS, ARGS)                                                         \
+  at::Tensor name##_impl(at::Tensor grad_input, const at::Tensor& grad_output, const at::Tensor& x PARAMS) { \
+    return backward_with(grad_input, grad_output, x, #name, KERNEL ARGS);                               \
   }
 
 DB_ACTIVATION(silu, "u_silu", Dtypes::Floating, DB_NOTHING, DB_NOTHING)
@@ -105,40 +95,19 @@ at::Tensor gelu_impl(at::Tensor out, const at::Tensor& self, c10::string_view ap
   bool tanh = at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh;
   return unary_with(out, self, "gelu", tanh ? "u_gelu_tanh" : "u_gelu", Dtypes::Floating);
 }
-at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) { return gelu_impl({}, self, approximate); }
-at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
-  gelu_impl(self, self, approximate);
-  return self;
-}
-at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
-  gelu_impl(out, self, approximate);
-  return out;
-}
 at::Tensor gelu_backward_impl(at::Tensor gi, const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
   bool tanh = at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh;
   return backward_with(gi, grad, self, "gelu_backward", tanh ? "b_gelu_tanh_backward" : "b_gelu_backward");
 }
-at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
-  return gelu_backward_impl({}, grad, self, approximate);
-}
-at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
-                              at::Tensor& grad_input) {
-  gelu_backward_impl(grad_input, grad, self, approximate);
-  return grad_input;
-}
 
-at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
-                               bool self_is_result) {
+// The CPU checks self_is_result for the functional and out= forms alike.
+at::Tensor leaky_relu_backward_impl(at::Tensor grad_input, const at::Tensor& grad, const at::Tensor& self,
+                                    const c10::Scalar& slope, bool self_is_result) {
   TORCH_CHECK(!self_is_result || slope.to<double>() >= 0.0,
               "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
               "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
               "version instead.");
-  return backward_with({}, grad, self, "leaky_relu_backward", "b_leaky_relu_backward", slope);
-}
-at::Tensor& leaky_relu_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
-                                    bool self_is_result, at::Tensor& grad_input) {
-  backward_with(grad_input, grad, self, "leaky_relu_backward", "b_leaky_relu_backward", slope);
-  return grad_input;
+  return backward_with(grad_input, grad, self, "leaky_relu_backward", "b_leaky_relu_backward", slope);
 }
 
 at::Tensor logit_impl(at::Tensor out, const at::Tensor& self, std::optional<double> eps) {
@@ -150,27 +119,10 @@ at::Tensor logit_impl(at::Tensor out, const at::Tensor& self, std::optional<doub
     run_pointwise(iter, "unary.cl", "u_logit", compute);
   return iter.output();
 }
-at::Tensor logit(const at::Tensor& self, std::optional<double> eps) { return logit_impl({}, self, eps); }
-at::Tensor& logit_(at::Tensor& self, std::optional<double> eps) {
-  logit_impl(self, self, eps);
-  return self;
-}
-at::Tensor& logit_out(const at::Tensor& self, std::optional<double> eps, at::Tensor& out) {
-  logit_impl(out, self, eps);
-  return out;
-}
 
 at::Tensor logit_backward_impl(at::Tensor gi, const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps) {
   if (eps && *eps >= 0) return backward_with(gi, grad, self, "logit_backward", "b_logit_backward_eps", *eps);
   return backward_with(gi, grad, self, "logit_backward", "b_logit_backward");
-}
-at::Tensor logit_backward(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps) {
-  return logit_backward_impl({}, grad, self, eps);
-}
-at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps,
-                               at::Tensor& grad_input) {
-  logit_backward_impl(grad_input, grad, self, eps);
-  return grad_input;
 }
 
 std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& self, at::Tensor& output,
@@ -181,47 +133,20 @@ std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& s
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
   return {unary_with({}, self, "log_sigmoid_forward", "u_log_sigmoid", Dtypes::Floating), at::empty({0}, self.options())};
 }
-at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& buffer) {
-  return backward_with({}, grad, self, "log_sigmoid_backward", "b_log_sigmoid_backward");
-}
-at::Tensor& log_sigmoid_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& buffer,
-                                     at::Tensor& grad_input) {
-  backward_with(grad_input, grad, self, "log_sigmoid_backward", "b_log_sigmoid_backward");
-  return grad_input;
+
+at::Tensor log_sigmoid_backward_impl(at::Tensor grad_input, const at::Tensor& grad, const at::Tensor& self,
+                                     const at::Tensor& buffer) {
+  return backward_with(grad_input, grad, self, "log_sigmoid_backward", "b_log_sigmoid_backward");
 }
 
 at::Tensor elu_impl(at::Tensor out, const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
                     const c10::Scalar& input_scale) {
   return unary_with(out, self, "elu", "u_elu", Dtypes::Floating, alpha, scale, input_scale);
 }
-at::Tensor elu(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
-               const c10::Scalar& input_scale) {
-  return elu_impl({}, self, alpha, scale, input_scale);
-}
-at::Tensor& elu_out(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
-                    const c10::Scalar& input_scale, at::Tensor& out) {
-  elu_impl(out, self, alpha, scale, input_scale);
-  return out;
-}
-at::Tensor& elu_(at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
-                 const c10::Scalar& input_scale) {
-  elu_impl(self, self, alpha, scale, input_scale);
-  return self;
-}
 at::Tensor elu_backward_impl(at::Tensor gi, const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
                              const c10::Scalar& input_scale, bool is_result, const at::Tensor& x) {
   return backward_with(gi, grad, x, "elu_backward", "b_elu_backward", alpha, scale, input_scale,
                        IntArg{is_result ? 1 : 0});
-}
-at::Tensor elu_backward(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
-                        const c10::Scalar& input_scale, bool is_result, const at::Tensor& x) {
-  return elu_backward_impl({}, grad, alpha, scale, input_scale, is_result, x);
-}
-at::Tensor& elu_backward_out(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
-                             const c10::Scalar& input_scale, bool is_result, const at::Tensor& x,
-                             at::Tensor& grad_input) {
-  elu_backward_impl(grad_input, grad, alpha, scale, input_scale, is_result, x);
-  return grad_input;
 }
 
 // round with decimals: multiply by 10^decimals, round half to even, divide back (as the CPU).
@@ -233,15 +158,6 @@ at::Tensor round_decimals_impl(at::Tensor out, const at::Tensor& self, int64_t d
   run_pointwise(iter, "unary.cl", "u_round_decimals", compute, scalar_bits(ten_pow, compute),
                 scalar_bits(decimals < 0 ? 1.0 : 0.0, compute));
   return iter.output();
-}
-at::Tensor round_decimals(const at::Tensor& self, int64_t decimals) { return round_decimals_impl({}, self, decimals); }
-at::Tensor& round_decimals_(at::Tensor& self, int64_t decimals) {
-  round_decimals_impl(self, self, decimals);
-  return self;
-}
-at::Tensor& round_decimals_out(const at::Tensor& self, int64_t decimals, at::Tensor& out) {
-  round_decimals_impl(out, self, decimals);
-  return out;
 }
 
 // nan_to_num: NaN -> nan (default 0), +inf -> posinf (default: the dtype's max), -inf -> neginf.
@@ -258,20 +174,6 @@ at::Tensor nan_to_num_impl(at::Tensor out, const at::Tensor& self, std::optional
   });
   return unary_with(out, self, "nan_to_num", "u_nan_to_num", Dtypes::Floating, nan.value_or(0.0),
                     posinf.value_or(max), neginf.value_or(lowest));
-}
-at::Tensor nan_to_num(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
-                      std::optional<double> neginf) {
-  return nan_to_num_impl({}, self, nan, posinf, neginf);
-}
-at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
-                        std::optional<double> neginf) {
-  nan_to_num_impl(self, self, nan, posinf, neginf);
-  return self;
-}
-at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
-                           std::optional<double> neginf, at::Tensor& out) {
-  nan_to_num_impl(out, self, nan, posinf, neginf);
-  return out;
 }
 
 // clamp with optional scalar bounds; NaN propagates for floating types, as on the CPU.
@@ -293,35 +195,12 @@ at::Tensor clamp_impl(at::Tensor out, const at::Tensor& self, const std::optiona
                   scalar_bits(*hi, compute));
   return iter.output();
 }
-at::Tensor clamp(const at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
-  return clamp_impl({}, self, lo, hi);
+
+at::Tensor clamp_min_impl(at::Tensor out, const at::Tensor& self, const c10::Scalar& lo) {
+  return clamp_impl(out, self, lo, std::nullopt);
 }
-at::Tensor& clamp_(at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
-  clamp_impl(self, self, lo, hi);
-  return self;
-}
-at::Tensor& clamp_out(const at::Tensor& self, const std::optional<c10::Scalar>& lo,
-                      const std::optional<c10::Scalar>& hi, at::Tensor& out) {
-  clamp_impl(out, self, lo, hi);
-  return out;
-}
-at::Tensor clamp_min(const at::Tensor& self, const c10::Scalar& lo) { return clamp_impl({}, self, lo, std::nullopt); }
-at::Tensor& clamp_min_(at::Tensor& self, const c10::Scalar& lo) {
-  clamp_impl(self, self, lo, std::nullopt);
-  return self;
-}
-at::Tensor& clamp_min_out(const at::Tensor& self, const c10::Scalar& lo, at::Tensor& out) {
-  clamp_impl(out, self, lo, std::nullopt);
-  return out;
-}
-at::Tensor clamp_max(const at::Tensor& self, const c10::Scalar& hi) { return clamp_impl({}, self, std::nullopt, hi); }
-at::Tensor& clamp_max_(at::Tensor& self, const c10::Scalar& hi) {
-  clamp_impl(self, self, std::nullopt, hi);
-  return self;
-}
-at::Tensor& clamp_max_out(const at::Tensor& self, const c10::Scalar& hi, at::Tensor& out) {
-  clamp_impl(out, self, std::nullopt, hi);
-  return out;
+at::Tensor clamp_max_impl(at::Tensor out, const at::Tensor& self, const c10::Scalar& hi) {
+  return clamp_impl(out, self, std::nullopt, hi);
 }
 
 // glu: the first half of dim gated by the sigmoid of the second.
@@ -365,13 +244,10 @@ void check_shrink_lambda(const at::Tensor& self, const c10::Scalar& lambd) {
   TORCH_CHECK(value >= 0 && value <= limit, "lambda must be in range [0, ", limit, "] for input dtype ",
               self.scalar_type(), ", but found ", value);
 }
-at::Tensor softshrink_checked(const at::Tensor& self, const c10::Scalar& lambd) {
+
+at::Tensor softshrink_checked_impl(at::Tensor out, const at::Tensor& self, const c10::Scalar& lambd) {
   check_shrink_lambda(self, lambd);
-  return drawbridge::ops::softshrink(self, lambd);
-}
-at::Tensor& softshrink_out_checked(const at::Tensor& self, const c10::Scalar& lambd, at::Tensor& out) {
-  check_shrink_lambda(self, lambd);
-  return drawbridge::ops::softshrink_out(self, lambd, out);
+  return softshrink_impl(out, self, lambd);
 }
 
 // PReLU from native comparisons and where (weight is already broadcastable to self); the
@@ -388,14 +264,9 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
 
 }  // namespace
 
-// Complex operands take the CPU fallback (core::register_real_kernel), forward and backward alike.
-#define DB_REGISTER_ACTIVATION(m, name)                         \
-  core::register_real_kernel<&name>(m, #name);                  \
-  core::register_real_kernel<&name##_>(m, #name "_");           \
-  core::register_real_kernel<&name##_out>(m, #name ".out")
-#define DB_REGISTER_BACKWARD(m, name)            \
-  core::register_real_kernel<&name>(m, #name); \
-  core::register_real_kernel<&name##_out>(m, #name ".grad_input")
+// Complex operands take the CPU fallback (ops/variants.h), forward and backward alike.
+#define DB_REGISTER_ACTIVATION(m, name) register_variants<&name##_impl>(m, #name, #name "_", #name ".out")
+#define DB_REGISTER_BACKWARD(m, name) register_variants<&name##_impl>(m, #name, nullptr, #name ".grad_input")
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_ACTIVATION(m, silu);
@@ -410,12 +281,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_ACTIVATION(m, clamp);
   DB_REGISTER_ACTIVATION(m, clamp_min);
   DB_REGISTER_ACTIVATION(m, clamp_max);
-  core::register_real_kernel<&softshrink_checked>(m, "softshrink");
-  core::register_real_kernel<&softshrink_out_checked>(m, "softshrink.out");
-  core::register_real_kernel<&hardshrink>(m, "hardshrink");
-  core::register_real_kernel<&hardshrink_out>(m, "hardshrink.out");
-  core::register_real_kernel<&softplus>(m, "softplus");
-  core::register_real_kernel<&softplus_out>(m, "softplus.out");
+  DB_REGISTER_ACTIVATION(m, elu);
+  DB_REGISTER_ACTIVATION(m, nan_to_num);
+  register_variants<&softshrink_checked_impl>(m, "softshrink", nullptr, "softshrink.out");
+  register_variants<&hardshrink_impl>(m, "hardshrink", nullptr, "hardshrink.out");
+  register_variants<&softplus_impl>(m, "softplus", nullptr, "softplus.out");
+  register_variants<&round_decimals_impl>(m, "round.decimals", "round_.decimals", "round.decimals_out");
   DB_REGISTER_BACKWARD(m, threshold_backward);
   DB_REGISTER_BACKWARD(m, sigmoid_backward);
   DB_REGISTER_BACKWARD(m, tanh_backward);
@@ -425,23 +296,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   DB_REGISTER_BACKWARD(m, softplus_backward);
   DB_REGISTER_BACKWARD(m, softshrink_backward);
   DB_REGISTER_BACKWARD(m, hardshrink_backward);
-  m.impl("_prelu_kernel", TORCH_FN(prelu_kernel));
-  m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   DB_REGISTER_BACKWARD(m, gelu_backward);
   DB_REGISTER_BACKWARD(m, leaky_relu_backward);
   DB_REGISTER_BACKWARD(m, logit_backward);
-  core::register_real_kernel<&hardswish_backward>(m, "hardswish_backward");
-  core::register_real_kernel<&hardswish_backward_out>(m, "hardswish_backward.out");
-  core::register_real_kernel<&mish_backward>(m, "mish_backward");
+  DB_REGISTER_BACKWARD(m, log_sigmoid_backward);
+  DB_REGISTER_BACKWARD(m, elu_backward);
+  register_variants<&hardswish_backward_impl>(m, "hardswish_backward", nullptr, "hardswish_backward.out");
+  register_variants<&mish_backward_impl>(m, "mish_backward", nullptr, nullptr);
+  m.impl("_prelu_kernel", TORCH_FN(prelu_kernel));
+  m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   core::register_real_kernel<&log_sigmoid_forward>(m, "log_sigmoid_forward");
   core::register_real_kernel<&log_sigmoid_forward_out>(m, "log_sigmoid_forward.output");
-  DB_REGISTER_BACKWARD(m, log_sigmoid_backward);
-  DB_REGISTER_ACTIVATION(m, elu);
-  DB_REGISTER_BACKWARD(m, elu_backward);
-  DB_REGISTER_ACTIVATION(m, nan_to_num);
-  core::register_real_kernel<&round_decimals>(m, "round.decimals");
-  core::register_real_kernel<&round_decimals_>(m, "round_.decimals");
-  core::register_real_kernel<&round_decimals_out>(m, "round.decimals_out");
   core::register_real_kernel<&glu>(m, "glu");
   core::register_real_kernel<&glu_out>(m, "glu.out");
   core::register_real_kernel<&glu_backward>(m, "glu_backward");

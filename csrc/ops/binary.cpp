@@ -9,6 +9,7 @@
 #include "core/device_state.h"
 #include "core/fallback.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -149,35 +150,13 @@ at::Tensor binary_impl(at::Tensor out, const at::Tensor& a, const Other& b) {
   return iter.output();
 }
 
-template <int I, typename Other>
-at::Tensor binary(const at::Tensor& a, const Other& b) {
-  return binary_impl<I>(at::Tensor(), a, b);
-}
-
-template <int I, typename Other>
-at::Tensor& binary_(at::Tensor& a, const Other& b) {
-  binary_impl<I>(a, a, b);
-  return a;
-}
-
-template <int I, typename Other>
-at::Tensor& binary_out(const at::Tensor& a, const Other& b, at::Tensor& out) {
-  binary_impl<I>(out, a, b);
-  return out;
-}
-
 template <int I>
 void register_one(torch::Library& m) {
   const BinaryOp& op = kOps[I];
-  if (op.scalar_other) {
-    if (op.functional) core::register_real_kernel<&binary<I, c10::Scalar>>(m, op.functional);
-    if (op.inplace) core::register_real_kernel<&binary_<I, c10::Scalar>>(m, op.inplace);
-    if (op.out) core::register_real_kernel<&binary_out<I, c10::Scalar>>(m, op.out);
-  } else {
-    if (op.functional) core::register_real_kernel<&binary<I, at::Tensor>>(m, op.functional);
-    if (op.inplace) core::register_real_kernel<&binary_<I, at::Tensor>>(m, op.inplace);
-    if (op.out) core::register_real_kernel<&binary_out<I, at::Tensor>>(m, op.out);
-  }
+  if (op.scalar_other)
+    register_variants<&binary_impl<I, c10::Scalar>>(m, op.functional, op.inplace, op.out);
+  else
+    register_variants<&binary_impl<I, at::Tensor>>(m, op.functional, op.inplace, op.out);
 }
 
 template <int... I>
@@ -185,8 +164,7 @@ void register_all(torch::Library& m, std::integer_sequence<int, I...>) {
   (register_one<I>(m), ...);
 }
 
-// add / sub: a + alpha * b. Each *_impl writes into `out` (allocated when undefined) and
-// returns the result; the functional, in-place and out= variants wrap it.
+// add / sub: a + alpha * b.
 template <bool Subtract>
 at::Tensor add_sub_impl(at::Tensor out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
   if (Subtract) at::native::sub_check(a, b);
@@ -196,23 +174,6 @@ at::Tensor add_sub_impl(at::Tensor out, const at::Tensor& a, const at::Tensor& b
   const char* kernel = Subtract ? "b_sub" : "b_add";
   run(Subtract ? "sub" : "add", iter, Dtypes::All, kernel, kernel, scalar_bits(alpha, compute));
   return iter.output();
-}
-
-template <bool Subtract>
-at::Tensor add_sub(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
-  return add_sub_impl<Subtract>(at::Tensor(), a, b, alpha);
-}
-
-template <bool Subtract>
-at::Tensor& add_sub_(at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
-  add_sub_impl<Subtract>(a, a, b, alpha);
-  return a;
-}
-
-template <bool Subtract>
-at::Tensor& add_sub_out(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha, at::Tensor& out) {
-  add_sub_impl<Subtract>(out, a, b, alpha);
-  return out;
 }
 
 // rsub: other - alpha * self.
@@ -238,21 +199,6 @@ at::Tensor div_mode_impl(at::Tensor out, const at::Tensor& a, const at::Tensor& 
   const char* kernel = *mode == "trunc" ? "b_div_trunc" : "b_div_floor";
   run("div", iter, Dtypes::NotBool, kernel, kernel);
   return iter.output();
-}
-
-at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
-  return div_mode_impl(at::Tensor(), a, b, mode);
-}
-
-at::Tensor& div_mode_(at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
-  div_mode_impl(a, a, b, mode);
-  return a;
-}
-
-at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode,
-                         at::Tensor& out) {
-  div_mode_impl(out, a, b, mode);
-  return out;
 }
 
 // The exponents models use most (x.pow(2) in every variance and RMS norm) as multiplications and
@@ -293,17 +239,6 @@ at::Tensor pow_tensor_scalar_impl(at::Tensor out, const at::Tensor& base, const 
   run("pow", iter, Dtypes::NotBool, "b_pow", "b_pow");
   return iter.output();
 }
-at::Tensor pow_tensor_scalar(const at::Tensor& base, const c10::Scalar& exponent) {
-  return pow_tensor_scalar_impl(at::Tensor(), base, exponent);
-}
-at::Tensor& pow_tensor_scalar_(at::Tensor& base, const c10::Scalar& exponent) {
-  pow_tensor_scalar_impl(base, base, exponent);
-  return base;
-}
-at::Tensor& pow_tensor_scalar_out(const at::Tensor& base, const c10::Scalar& exponent, at::Tensor& out) {
-  pow_tensor_scalar_impl(out, base, exponent);
-  return out;
-}
 
 // pow(Scalar base, Tensor exponent).
 at::Tensor pow_scalar_base_impl(at::Tensor out, const c10::Scalar& base, const at::Tensor& exponent) {
@@ -323,20 +258,12 @@ at::Tensor& pow_scalar_base_out(const c10::Scalar& base, const at::Tensor& expon
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_all(m, std::make_integer_sequence<int, sizeof(kOps) / sizeof(kOps[0])>());
-  core::register_real_kernel<&add_sub<false>>(m, "add.Tensor");
-  core::register_real_kernel<&add_sub_<false>>(m, "add_.Tensor");
-  core::register_real_kernel<&add_sub_out<false>>(m, "add.out");
-  core::register_real_kernel<&add_sub<true>>(m, "sub.Tensor");
-  core::register_real_kernel<&add_sub_<true>>(m, "sub_.Tensor");
-  core::register_real_kernel<&add_sub_out<true>>(m, "sub.out");
+  register_variants<&add_sub_impl<false>>(m, "add.Tensor", "add_.Tensor", "add.out");
+  register_variants<&add_sub_impl<true>>(m, "sub.Tensor", "sub_.Tensor", "sub.out");
   core::register_real_kernel<&rsub>(m, "rsub.Tensor");
   core::register_real_kernel<&rsub_out>(m, "rsub.Tensor_out");
-  core::register_real_kernel<&div_mode>(m, "div.Tensor_mode");
-  core::register_real_kernel<&div_mode_>(m, "div_.Tensor_mode");
-  core::register_real_kernel<&div_mode_out>(m, "div.out_mode");
-  core::register_real_kernel<&pow_tensor_scalar>(m, "pow.Tensor_Scalar");
-  core::register_real_kernel<&pow_tensor_scalar_>(m, "pow_.Scalar");
-  core::register_real_kernel<&pow_tensor_scalar_out>(m, "pow.Tensor_Scalar_out");
+  register_variants<&div_mode_impl>(m, "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode");
+  register_variants<&pow_tensor_scalar_impl>(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
   core::register_real_kernel<&pow_scalar_base>(m, "pow.Scalar");
   core::register_real_kernel<&pow_scalar_base_out>(m, "pow.Scalar_out");
 }

@@ -10,6 +10,7 @@
 #include "ops/indexing.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -190,10 +191,6 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   return out;
 }
 
-at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
-  at::Tensor out = at::empty({0}, self.options());
-  return index_select_out(self, dim, index, out);
-}
 
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
                        at::Tensor& out) {
@@ -220,10 +217,6 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   return out;
 }
 
-at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
-  at::Tensor out = at::empty({0}, self.options());
-  return gather_out(self, dim, index, sparse_grad, out);
-}
 
 at::Tensor& masked_fill_(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
   TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
@@ -309,10 +302,8 @@ at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_val
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero_static", TORCH_FN(nonzero_static));
   m.impl("nonzero_static.out", TORCH_FN(nonzero_static_out));
-  m.impl("index_select", TORCH_FN(index_select));
-  m.impl("index_select.out", TORCH_FN(index_select_out));
-  m.impl("gather", TORCH_FN(gather));
-  m.impl("gather.out", TORCH_FN(gather_out));
+  register_from_out<&index_select_out>(m, "index_select", nullptr, "index_select.out", ComplexArgs::Native);
+  register_from_out<&gather_out>(m, "gather", nullptr, "gather.out", ComplexArgs::Native);
   m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_));
   m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
   m.impl("index.Tensor", TORCH_FN(index_tensor));

@@ -9,6 +9,7 @@
 #include "kernels/blas.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -109,24 +110,11 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& a, const at::Ten
   batched_gemm(out.unsqueeze(0), a.unsqueeze(0), b.unsqueeze(0), alpha, beta);
   return out;
 }
-at::Tensor addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
-                 const c10::Scalar& alpha) {
-  at::Tensor out = at::empty({0}, a.options());
-  return addmm_out(self, a, b, beta, alpha, out);
-}
-at::Tensor& addmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
-                   const c10::Scalar& alpha) {
-  return addmm_out(self, a, b, beta, alpha, self);
-}
 at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   check_mm(a, b);
   at::native::resize_output(out, {a.size(0), b.size(1)});
   batched_gemm(out.unsqueeze(0), a.unsqueeze(0), b.unsqueeze(0), 1, 0);
   return out;
-}
-at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = at::empty({0}, a.options());
-  return mm_out(a, b, out);
 }
 
 // ---- bmm, baddbmm --------------------------------------------------------------------------
@@ -147,24 +135,11 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& a, const at::T
   batched_gemm(out, a, b, alpha, beta);
   return out;
 }
-at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
-                   const c10::Scalar& alpha) {
-  at::Tensor out = at::empty({0}, a.options());
-  return baddbmm_out(self, a, b, beta, alpha, out);
-}
-at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
-                     const c10::Scalar& alpha) {
-  return baddbmm_out(self, a, b, beta, alpha, self);
-}
 at::Tensor& bmm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   check_bmm(a, b);
   at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
   batched_gemm(out, a, b, 1, 0);
   return out;
-}
-at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = at::empty({0}, a.options());
-  return bmm_out(a, b, out);
 }
 
 // addbmm: the sum over the batch of batch1[i] @ batch2[i] is one product of the batches laid side
@@ -181,15 +156,6 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const a
   at::Tensor stacked = batch2.reshape({-1, batch2.size(2)});
   return at::addmm_out(out, self, side_by_side, stacked, beta, alpha);
 }
-at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
-                  const c10::Scalar& alpha) {
-  at::Tensor out = at::empty({0}, batch1.options());
-  return addbmm_out(self, batch1, batch2, beta, alpha, out);
-}
-at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
-                    const c10::Scalar& alpha) {
-  return addbmm_out(self, batch1, batch2, beta, alpha, self);
-}
 
 // ---- mv, addmv, dot ------------------------------------------------------------------------
 
@@ -205,21 +171,8 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   batched_gemm(out.view({1, mat.size(0), 1}), mat.unsqueeze(0), vec.view({1, vec.size(0), 1}), alpha, beta);
   return out;
 }
-at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
-                 const c10::Scalar& alpha) {
-  at::Tensor out = at::empty({0}, mat.options());
-  return addmv_out(self, mat, vec, beta, alpha, out);
-}
-at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
-                   const c10::Scalar& alpha) {
-  return addmv_out(self, mat, vec, beta, alpha, self);
-}
 at::Tensor& mv_out(const at::Tensor& mat, const at::Tensor& vec, at::Tensor& out) {
   return addmv_out(out, mat, vec, 0, 1, out);
-}
-at::Tensor mv(const at::Tensor& mat, const at::Tensor& vec) {
-  at::Tensor out = at::empty({0}, mat.options());
-  return mv_out(mat, vec, out);
 }
 
 at::Tensor dot(const at::Tensor& a, const at::Tensor& b) {
@@ -318,24 +271,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   core::register_real_kernel<&cdist_backward>(m, "_cdist_backward");
   core::register_real_kernel<&pdist_forward>(m, "_pdist_forward");
   core::register_real_kernel<&pdist_backward>(m, "_pdist_backward");
-  core::register_real_kernel<&mm>(m, "mm");
-  core::register_real_kernel<&mm_out>(m, "mm.out");
-  core::register_real_kernel<&addmm>(m, "addmm");
-  core::register_real_kernel<&addmm_>(m, "addmm_");
-  core::register_real_kernel<&addmm_out>(m, "addmm.out");
-  core::register_real_kernel<&bmm>(m, "bmm");
-  core::register_real_kernel<&bmm_out>(m, "bmm.out");
-  core::register_real_kernel<&baddbmm>(m, "baddbmm");
-  core::register_real_kernel<&baddbmm_>(m, "baddbmm_");
-  core::register_real_kernel<&baddbmm_out>(m, "baddbmm.out");
-  core::register_real_kernel<&addbmm>(m, "addbmm");
-  core::register_real_kernel<&addbmm_>(m, "addbmm_");
-  core::register_real_kernel<&addbmm_out>(m, "addbmm.out");
-  core::register_real_kernel<&mv>(m, "mv");
-  core::register_real_kernel<&mv_out>(m, "mv.out");
-  core::register_real_kernel<&addmv>(m, "addmv");
-  core::register_real_kernel<&addmv_>(m, "addmv_");
-  core::register_real_kernel<&addmv_out>(m, "addmv.out");
+  register_from_out<&mm_out>(m, "mm", nullptr, "mm.out");
+  register_from_out<&addmm_out>(m, "addmm", "addmm_", "addmm.out");
+  register_from_out<&bmm_out>(m, "bmm", nullptr, "bmm.out");
+  register_from_out<&baddbmm_out>(m, "baddbmm", "baddbmm_", "baddbmm.out");
+  register_from_out<&addbmm_out>(m, "addbmm", "addbmm_", "addbmm.out");
+  register_from_out<&mv_out>(m, "mv", nullptr, "mv.out");
+  register_from_out<&addmv_out>(m, "addmv", "addmv_", "addmv.out");
   core::register_real_kernel<&dot>(m, "dot");
   core::register_real_kernel<&dot, 1>(m, "vdot");
   core::register_real_kernel<&linalg_cross>(m, "linalg_cross");

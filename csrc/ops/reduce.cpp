@@ -13,6 +13,7 @@
 #include "kernels/reduce_launcher.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -43,14 +44,6 @@ at::Tensor sum_impl(at::Tensor out, const at::Tensor& self, at::OptionalIntArray
   auto ct = compute_type(out_dtype);
   return reduce(out, self, dim, keepdim, out_dtype, "sum", ct, acc_bytes(ct));
 }
-at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<c10::ScalarType> dtype) {
-  return sum_impl({}, self, dim, keepdim, dtype);
-}
-at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                    std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  sum_impl(out, self, dim, keepdim, dtype);
-  return out;
-}
 at::Tensor sum_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
   return sum_impl({}, self, std::nullopt, false, dtype);
 }
@@ -61,15 +54,6 @@ at::Tensor nansum_impl(at::Tensor out, const at::Tensor& self, at::OptionalIntAr
   auto ct = compute_type(out_dtype);
   return reduce(out, self, dim, keepdim, out_dtype, c10::isFloatingType(ct) ? "nansum" : "sum", ct, acc_bytes(ct));
 }
-at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<c10::ScalarType> dtype) {
-  return nansum_impl({}, self, dim, keepdim, dtype);
-}
-at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  nansum_impl(out, self, dim, keepdim, dtype);
-  return out;
-}
 
 at::Tensor mean_impl(at::Tensor out, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<c10::ScalarType> dtype) {
@@ -79,15 +63,6 @@ at::Tensor mean_impl(at::Tensor out, const at::Tensor& self, at::OptionalIntArra
               " dtype must be either a floating point or complex dtype. Got: ", out_dtype);
   auto ct = compute_type(out_dtype);
   return reduce(out, self, dim, keepdim, out_dtype, "mean", ct, acc_bytes(ct));
-}
-at::Tensor mean(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                std::optional<c10::ScalarType> dtype) {
-  return mean_impl({}, self, dim, keepdim, dtype);
-}
-at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  mean_impl(out, self, dim, keepdim, dtype);
-  return out;
 }
 
 at::Tensor prod_impl(at::Tensor out, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -362,13 +337,10 @@ at::Tensor trace(const at::Tensor& self) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  core::register_real_kernel<&sum>(m, "sum.dim_IntList");
-  core::register_real_kernel<&sum_out>(m, "sum.IntList_out");
+  register_variants<&sum_impl>(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
   core::register_real_kernel<&sum_all>(m, "sum");
-  core::register_real_kernel<&nansum>(m, "nansum");
-  core::register_real_kernel<&nansum_out>(m, "nansum.out");
-  core::register_real_kernel<&mean>(m, "mean.dim");
-  core::register_real_kernel<&mean_out>(m, "mean.out");
+  register_variants<&nansum_impl>(m, "nansum", nullptr, "nansum.out");
+  register_variants<&mean_impl>(m, "mean.dim", nullptr, "mean.out");
   core::register_real_kernel<&prod_dim>(m, "prod.dim_int");
   core::register_real_kernel<&prod_out>(m, "prod.int_out");
   core::register_real_kernel<&prod_all>(m, "prod");

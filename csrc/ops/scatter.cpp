@@ -13,6 +13,7 @@
 #include "core/device_state.h"
 #include "ops/indexing.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -170,25 +171,11 @@ at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tenso
   scatter_into(out, self, dim, index, &src, nullptr, Combine::Store, "scatter");
   return out;
 }
-at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  at::Tensor out = at::empty_like(self);
-  return scatter_src_out(self, dim, index, src, out);
-}
-at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  return scatter_src_out(self, dim, index, src, self);
-}
 
 at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
                               at::Tensor& out) {
   scatter_into(out, self, dim, index, nullptr, &value, Combine::Store, "scatter");
   return out;
-}
-at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  at::Tensor out = at::empty_like(self);
-  return scatter_value_out(self, dim, index, value, out);
-}
-at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  return scatter_value_out(self, dim, index, value, self);
 }
 
 at::Tensor& scatter_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
@@ -196,42 +183,17 @@ at::Tensor& scatter_reduce_out(const at::Tensor& self, int64_t dim, const at::Te
   scatter_into(out, self, dim, index, &src, nullptr, parse_scatter_reduce(reduce), "scatter");
   return out;
 }
-at::Tensor scatter_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                          c10::string_view reduce) {
-  at::Tensor out = at::empty_like(self);
-  return scatter_reduce_out(self, dim, index, src, reduce, out);
-}
-at::Tensor& scatter_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                            c10::string_view reduce) {
-  return scatter_reduce_out(self, dim, index, src, reduce, self);
-}
 
 at::Tensor& scatter_value_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                                      const c10::Scalar& value, c10::string_view reduce, at::Tensor& out) {
   scatter_into(out, self, dim, index, nullptr, &value, parse_scatter_reduce(reduce), "scatter");
   return out;
 }
-at::Tensor scatter_value_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
-                                c10::string_view reduce) {
-  at::Tensor out = at::empty_like(self);
-  return scatter_value_reduce_out(self, dim, index, value, reduce, out);
-}
-at::Tensor& scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
-                                  c10::string_view reduce) {
-  return scatter_value_reduce_out(self, dim, index, value, reduce, self);
-}
 
 at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                             at::Tensor& out) {
   scatter_into(out, self, dim, index, &src, nullptr, Combine::Add, "scatter_add");
   return out;
-}
-at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  at::Tensor out = at::empty_like(self);
-  return scatter_add_out(self, dim, index, src, out);
-}
-at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  return scatter_add_out(self, dim, index, src, self);
 }
 
 // The reductions of scatter_reduce and index_reduce: sum, prod, mean, amax, amin.
@@ -303,15 +265,6 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   reduce_into(out, dim, index, src_corner(src, index), r, include_self);
   return out;
 }
-at::Tensor scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                              c10::string_view reduce, bool include_self) {
-  at::Tensor out = at::empty_like(self);
-  return scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out);
-}
-at::Tensor& scatter_reduce_two_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                                c10::string_view reduce, bool include_self) {
-  return scatter_reduce_two_out(self, dim, index, src, reduce, include_self, self);
-}
 
 // ---- index_add, index_copy, index_fill, index_reduce ----------------------------------------
 
@@ -356,15 +309,6 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   scatter_along(target, dim, index_along(index, src.sizes(), dim), src, Combine::Add, kIndexOpBounds);
   return out;
 }
-at::Tensor index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                     const c10::Scalar& alpha) {
-  at::Tensor out = at::empty_like(self);
-  return index_add_out(self, dim, index, source, alpha, out);
-}
-at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                       const c10::Scalar& alpha) {
-  return index_add_out(self, dim, index, source, alpha, self);
-}
 
 at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                            at::Tensor& out) {
@@ -376,13 +320,6 @@ at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
   scatter_along(target, dim, index_along(index, src.sizes(), dim), src, Combine::Store, kIndexOpBounds);
   return out;
-}
-at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  at::Tensor out = at::empty_like(self);
-  return index_copy_out(self, dim, index, source, out);
-}
-at::Tensor& index_copy_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  return index_copy_out(self, dim, index, source, self);
 }
 
 at::Tensor& index_fill_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
@@ -415,15 +352,6 @@ at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tens
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
   reduce_into(target, dim, index_along(index, src.sizes(), dim), src, r, include_self);
   return out;
-}
-at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                        c10::string_view reduce, bool include_self) {
-  at::Tensor out = at::empty_like(self);
-  return index_reduce_out(self, dim, index, source, reduce, include_self, out);
-}
-at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                          c10::string_view reduce, bool include_self) {
-  return index_reduce_out(self, dim, index, source, reduce, include_self, self);
 }
 
 // ---- index_put, put_, masked_scatter_ ------------------------------------------------------
@@ -507,36 +435,22 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
 
 }  // namespace
 
+// Scatter and index ops move elements whatever their dtype: complex ones too.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("scatter.src", TORCH_FN(scatter_src));
-  m.impl("scatter_.src", TORCH_FN(scatter_src_));
-  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
-  m.impl("scatter.value", TORCH_FN(scatter_value));
-  m.impl("scatter_.value", TORCH_FN(scatter_value_));
-  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
-  m.impl("scatter.reduce", TORCH_FN(scatter_reduce));
-  m.impl("scatter_.reduce", TORCH_FN(scatter_reduce_));
-  m.impl("scatter.reduce_out", TORCH_FN(scatter_reduce_out));
-  m.impl("scatter.value_reduce", TORCH_FN(scatter_value_reduce));
-  m.impl("scatter_.value_reduce", TORCH_FN(scatter_value_reduce_));
-  m.impl("scatter.value_reduce_out", TORCH_FN(scatter_value_reduce_out));
-  m.impl("scatter_add", TORCH_FN(scatter_add));
-  m.impl("scatter_add_", TORCH_FN(scatter_add_));
-  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
-  m.impl("scatter_reduce.two", TORCH_FN(scatter_reduce_two));
-  m.impl("scatter_reduce_.two", TORCH_FN(scatter_reduce_two_));
-  m.impl("scatter_reduce.two_out", TORCH_FN(scatter_reduce_two_out));
-  m.impl("index_add", TORCH_FN(index_add));
-  m.impl("index_add_", TORCH_FN(index_add_));
-  m.impl("index_add.out", TORCH_FN(index_add_out));
-  m.impl("index_copy", TORCH_FN(index_copy));
-  m.impl("index_copy_", TORCH_FN(index_copy_));
-  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+  constexpr auto any = ComplexArgs::Native;
+  register_from_out<&scatter_src_out>(m, "scatter.src", "scatter_.src", "scatter.src_out", any);
+  register_from_out<&scatter_value_out>(m, "scatter.value", "scatter_.value", "scatter.value_out", any);
+  register_from_out<&scatter_reduce_out>(m, "scatter.reduce", "scatter_.reduce", "scatter.reduce_out", any);
+  register_from_out<&scatter_value_reduce_out>(m, "scatter.value_reduce", "scatter_.value_reduce",
+                                               "scatter.value_reduce_out", any);
+  register_from_out<&scatter_add_out>(m, "scatter_add", "scatter_add_", "scatter_add.out", any);
+  register_from_out<&scatter_reduce_two_out>(m, "scatter_reduce.two", "scatter_reduce_.two",
+                                             "scatter_reduce.two_out", any);
+  register_from_out<&index_add_out>(m, "index_add", "index_add_", "index_add.out", any);
+  register_from_out<&index_copy_out>(m, "index_copy", "index_copy_", "index_copy.out", any);
+  register_from_out<&index_reduce_out>(m, "index_reduce", "index_reduce_", "index_reduce.out", any);
   m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_));
   m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor_));
-  m.impl("index_reduce", TORCH_FN(index_reduce));
-  m.impl("index_reduce_", TORCH_FN(index_reduce_));
-  m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
   m.impl("_index_put_impl_", TORCH_FN(index_put_impl_));
   m.impl("put_", TORCH_FN(put_));
   m.impl("masked_scatter_", TORCH_FN(masked_scatter_));

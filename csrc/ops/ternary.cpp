@@ -3,6 +3,7 @@
 
 #include "core/fallback.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -40,14 +41,6 @@ at::Tensor where_impl(at::Tensor out, const at::Tensor& cond, const at::Tensor& 
   run_pointwise(iter, "ternary.cl", "t_where", result);
   return iter.output();
 }
-at::Tensor where(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
-  return where_impl({}, cond, self, other);
-}
-at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  where_impl(out, cond, self, other);
-  return out;
-}
-
 template <bool Divide>
 at::Tensor addc_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                      const c10::Scalar& value) {
@@ -65,22 +58,6 @@ at::Tensor addc_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& t
   run_pointwise(iter, "ternary.cl", Divide ? "t_addcdiv" : "t_addcmul", compute, scalar_bits(value, compute));
   return iter.output();
 }
-template <bool Divide>
-at::Tensor addc(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value) {
-  return addc_impl<Divide>({}, self, t1, t2, value);
-}
-template <bool Divide>
-at::Tensor& addc_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value) {
-  addc_impl<Divide>(self, self, t1, t2, value);
-  return self;
-}
-template <bool Divide>
-at::Tensor& addc_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& value,
-                     at::Tensor& out) {
-  addc_impl<Divide>(out, self, t1, t2, value);
-  return out;
-}
-
 at::Tensor lerp_tensor_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
   TORCH_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(), " for `end` but got dtype ", end.dtype());
   TORCH_CHECK(self.dtype() == weight.dtype(), "expected dtype ", self.dtype(), " for `weight` but got dtype ",
@@ -99,26 +76,6 @@ at::Tensor lerp_scalar_impl(at::Tensor out, const at::Tensor& self, const at::Te
   run_pointwise(iter, "binary.cl", "b_lerp_scalar", compute, scalar_bits(weight, compute));
   return iter.output();
 }
-template <typename W>
-at::Tensor lerp_any(at::Tensor out, const at::Tensor& self, const at::Tensor& end, const W& weight) {
-  if constexpr (std::is_same_v<W, at::Tensor>) return lerp_tensor_impl(out, self, end, weight);
-  else return lerp_scalar_impl(out, self, end, weight);
-}
-template <typename W>
-at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const W& weight) {
-  return lerp_any<W>({}, self, end, weight);
-}
-template <typename W>
-at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const W& weight) {
-  lerp_any<W>(self, self, end, weight);
-  return self;
-}
-template <typename W>
-at::Tensor& lerp_out(const at::Tensor& self, const at::Tensor& end, const W& weight, at::Tensor& out) {
-  lerp_any<W>(out, self, end, weight);
-  return out;
-}
-
 // clamp with tensor bounds: min(max(self, lo), hi), NaN in self propagating (as the CPU).
 at::Tensor clamp_tensor_impl(at::Tensor out, const at::Tensor& self, const std::optional<at::Tensor>& lo,
                              const std::optional<at::Tensor>& hi) {
@@ -137,54 +94,25 @@ at::Tensor clamp_tensor_impl(at::Tensor out, const at::Tensor& self, const std::
   run_pointwise(iter, "binary.cl", has_lo ? "b_clamp_min" : "b_clamp_max", compute);
   return iter.output();
 }
-at::Tensor clamp_tensor(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                        const std::optional<at::Tensor>& hi) {
-  return clamp_tensor_impl({}, self, lo, hi);
+
+at::Tensor clamp_min_tensor_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& lo) {
+  return clamp_tensor_impl(out, self, lo, std::nullopt);
 }
-at::Tensor& clamp_tensor_out(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                             const std::optional<at::Tensor>& hi, at::Tensor& out) {
-  clamp_tensor_impl(out, self, lo, hi);
-  return out;
-}
-at::Tensor& clamp_tensor_(at::Tensor& self, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
-  clamp_tensor_impl(self, self, lo, hi);
-  return self;
-}
-at::Tensor clamp_min_tensor(const at::Tensor& self, const at::Tensor& lo) { return clamp_tensor_impl({}, self, lo, std::nullopt); }
-at::Tensor& clamp_min_tensor_out(const at::Tensor& self, const at::Tensor& lo, at::Tensor& out) {
-  clamp_tensor_impl(out, self, lo, std::nullopt);
-  return out;
-}
-at::Tensor clamp_max_tensor(const at::Tensor& self, const at::Tensor& hi) { return clamp_tensor_impl({}, self, std::nullopt, hi); }
-at::Tensor& clamp_max_tensor_out(const at::Tensor& self, const at::Tensor& hi, at::Tensor& out) {
-  clamp_tensor_impl(out, self, std::nullopt, hi);
-  return out;
+at::Tensor clamp_max_tensor_impl(at::Tensor out, const at::Tensor& self, const at::Tensor& hi) {
+  return clamp_tensor_impl(out, self, std::nullopt, hi);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  core::register_real_kernel<&where>(m, "where.self");
-  core::register_real_kernel<&where_out>(m, "where.self_out");
-  core::register_real_kernel<&addc<false>>(m, "addcmul");
-  core::register_real_kernel<&addc_<false>>(m, "addcmul_");
-  core::register_real_kernel<&addc_out<false>>(m, "addcmul.out");
-  core::register_real_kernel<&addc<true>>(m, "addcdiv");
-  core::register_real_kernel<&addc_<true>>(m, "addcdiv_");
-  core::register_real_kernel<&addc_out<true>>(m, "addcdiv.out");
-  core::register_real_kernel<&lerp<c10::Scalar>>(m, "lerp.Scalar");
-  core::register_real_kernel<&lerp_<c10::Scalar>>(m, "lerp_.Scalar");
-  core::register_real_kernel<&lerp_out<c10::Scalar>>(m, "lerp.Scalar_out");
-  core::register_real_kernel<&lerp<at::Tensor>>(m, "lerp.Tensor");
-  core::register_real_kernel<&lerp_<at::Tensor>>(m, "lerp_.Tensor");
-  core::register_real_kernel<&lerp_out<at::Tensor>>(m, "lerp.Tensor_out");
-  core::register_real_kernel<&clamp_tensor>(m, "clamp.Tensor");
-  core::register_real_kernel<&clamp_tensor_>(m, "clamp_.Tensor");
-  core::register_real_kernel<&clamp_tensor_out>(m, "clamp.Tensor_out");
-  core::register_real_kernel<&clamp_min_tensor>(m, "clamp_min.Tensor");
-  core::register_real_kernel<&clamp_min_tensor_out>(m, "clamp_min.Tensor_out");
-  core::register_real_kernel<&clamp_max_tensor>(m, "clamp_max.Tensor");
-  core::register_real_kernel<&clamp_max_tensor_out>(m, "clamp_max.Tensor_out");
+  register_variants<&where_impl>(m, "where.self", nullptr, "where.self_out");
+  register_variants<&addc_impl<false>>(m, "addcmul", "addcmul_", "addcmul.out");
+  register_variants<&addc_impl<true>>(m, "addcdiv", "addcdiv_", "addcdiv.out");
+  register_variants<&lerp_scalar_impl>(m, "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out");
+  register_variants<&lerp_tensor_impl>(m, "lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out");
+  register_variants<&clamp_tensor_impl>(m, "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out");
+  register_variants<&clamp_min_tensor_impl>(m, "clamp_min.Tensor", nullptr, "clamp_min.Tensor_out");
+  register_variants<&clamp_max_tensor_impl>(m, "clamp_max.Tensor", nullptr, "clamp_max.Tensor_out");
 }
 
 }  // namespace drawbridge::ops

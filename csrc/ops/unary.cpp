@@ -6,6 +6,7 @@
 
 #include "core/fallback.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -134,23 +135,6 @@ at::Tensor unary_impl(at::Tensor out, const at::Tensor& self) {
   return iter.output();
 }
 
-template <int I>
-at::Tensor unary(const at::Tensor& self) {
-  return unary_impl<I>(at::Tensor(), self);
-}
-
-template <int I>
-at::Tensor& unary_(at::Tensor& self) {
-  unary_impl<I>(self, self);
-  return self;
-}
-
-template <int I>
-at::Tensor& unary_out(const at::Tensor& self, at::Tensor& out) {
-  unary_impl<I>(out, self);
-  return out;
-}
-
 at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
   auto iter = at::TensorIteratorConfig().check_all_same_dtype(false).add_output(out).add_const_input(self).build();
   check_dtype("logical_not", self.scalar_type(), Dtypes::All);
@@ -180,9 +164,9 @@ at::Tensor& polygamma_(at::Tensor& self, int64_t n) {
 template <int I>
 void register_one(torch::Library& m) {
   const std::string name = kOps[I].name;
-  core::register_real_kernel<&unary<I>>(m, name.c_str());
-  if (kOps[I].inplace_and_functional) core::register_real_kernel<&unary_<I>>(m, (name + "_").c_str());
-  core::register_real_kernel<&unary_out<I>>(m, (name + ".out").c_str());
+  const std::string in_place = name + "_", out = name + ".out";
+  register_variants<&unary_impl<I>>(m, name.c_str(), kOps[I].inplace_and_functional ? in_place.c_str() : nullptr,
+                                    out.c_str());
 }
 
 template <int... I>
