@@ -9,6 +9,7 @@
 #include "ops/indexing.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -166,10 +167,6 @@ at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64
   at::Tensor diff = wide(self) - wide(target);
   return assign_out(out, reduce_loss(diff.mul_(diff), reduction));
 }
-at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
-  at::Tensor out = at::empty({0}, self.options());
-  return mse_loss_out(self, target, reduction, out);
-}
 at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                   int64_t reduction, at::Tensor& grad_input) {
   return assign_out(grad_input, (wide(self) - wide(target)).mul_(2).mul_(scaled_grad(wide(grad_output), self, reduction)));
@@ -187,10 +184,6 @@ at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target,
   at::Tensor z = (wide(self) - wide(target)).abs_();
   at::Tensor loss = beta == 0 ? z : at::where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta);
   return assign_out(out, reduce_loss(loss, reduction));
-}
-at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta) {
-  at::Tensor out = at::empty({0}, self.options());
-  return smooth_l1_loss_out(self, target, reduction, beta, out);
 }
 at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                         const at::Tensor& target, int64_t reduction, double beta,
@@ -211,10 +204,6 @@ at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int
   at::Tensor z = (wide(self) - wide(target)).abs_();
   at::Tensor loss = at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta);
   return assign_out(out, reduce_loss(loss, reduction));
-}
-at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
-  at::Tensor out = at::empty({0}, self.options());
-  return huber_loss_out(self, target, reduction, delta, out);
 }
 at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                     int64_t reduction, double delta, at::Tensor& grad_input) {
@@ -243,11 +232,6 @@ at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& t
   at::Tensor loss = ((target - 1) * log_q).sub_(target * log_p);
   if (weight && weight->defined()) loss.mul_(*weight);
   return assign_out(out, reduce_loss(loss, reduction));
-}
-at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
-                                const std::optional<at::Tensor>& weight, int64_t reduction) {
-  at::Tensor out = at::empty({0}, self.options());
-  return binary_cross_entropy_out(self, target, weight, reduction, out);
 }
 at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
@@ -417,24 +401,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nll_loss2d_forward.output", TORCH_FN(nll_loss2d_forward_out));
   m.impl("nll_loss2d_backward", TORCH_FN(nll_loss2d_backward));
   m.impl("nll_loss2d_backward.grad_input", TORCH_FN(nll_loss2d_backward_out));
-  m.impl("mse_loss", TORCH_FN(mse_loss));
-  m.impl("mse_loss.out", TORCH_FN(mse_loss_out));
+  register_from_out<&mse_loss_out>(m, "mse_loss", nullptr, "mse_loss.out", ComplexArgs::Native);
   m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
   m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_loss_backward_out));
-  m.impl("smooth_l1_loss", TORCH_FN(smooth_l1_loss));
-  m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
+  register_from_out<&smooth_l1_loss_out>(m, "smooth_l1_loss", nullptr, "smooth_l1_loss.out", ComplexArgs::Native);
   m.impl("smooth_l1_loss_backward", TORCH_FN(smooth_l1_loss_backward));
   m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(smooth_l1_loss_backward_out));
-  m.impl("huber_loss", TORCH_FN(huber_loss));
-  m.impl("huber_loss.out", TORCH_FN(huber_loss_out));
+  register_from_out<&huber_loss_out>(m, "huber_loss", nullptr, "huber_loss.out", ComplexArgs::Native);
   m.impl("huber_loss_backward", TORCH_FN(huber_loss_backward));
   m.impl("huber_loss_backward.out", TORCH_FN(huber_loss_backward_out));
   m.impl("multi_margin_loss", TORCH_FN(margin_loss_multi));
   m.impl("multi_margin_loss.out", TORCH_FN(multi_margin_loss_out));
   m.impl("multi_margin_loss_backward", TORCH_FN(margin_loss_multi_backward));
   m.impl("multi_margin_loss_backward.grad_input", TORCH_FN(multi_margin_loss_backward_out));
-  m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
-  m.impl("binary_cross_entropy.out", TORCH_FN(binary_cross_entropy_out));
+  register_from_out<&binary_cross_entropy_out>(m, "binary_cross_entropy",
+                                               nullptr, "binary_cross_entropy.out", ComplexArgs::Native);
   m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
   m.impl("binary_cross_entropy_backward.grad_input", TORCH_FN(binary_cross_entropy_backward_out));
 }

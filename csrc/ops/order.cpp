@@ -12,6 +12,7 @@
 #include "ops/indexing.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -377,10 +378,6 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const c10::Scalar& m
   out.index_add_(0, bin, inside.to(self.scalar_type()));
   return out;
 }
-at::Tensor histc(const at::Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
-  at::Tensor out = at::empty({0}, self.options());
-  return histc_out(self, bins, min, max, out);
-}
 
 // repeat_interleave(repeats): index i appears repeats[i] times.
 at::Tensor repeat_interleave(const at::Tensor& repeats, std::optional<c10::SymInt> output_size) {
@@ -430,8 +427,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
   m.impl("bincount", TORCH_FN(bincount));
-  m.impl("histc", TORCH_FN(histc));
-  m.impl("histc.out", TORCH_FN(histc_out));
+  register_from_out<&histc_out>(m, "histc", nullptr, "histc.out", ComplexArgs::Native);
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave));
 }
 
