@@ -1,7 +1,6 @@
 // Ternary elementwise ops (cl/ternary.cl): where, addcmul, addcdiv, lerp.
 #include <torch/library.h>
 
-#include "core/fallback.h"
 #include "ops/pointwise.h"
 #include "ops/variants.h"
 
