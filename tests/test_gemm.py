@@ -1,7 +1,8 @@
 """Matrix products swept over the shapes, layouts and offsets that pick different GEMM paths.
 
-Sizes sit on and beside every tile and vector width that our CLBlast parameters (48-wide tiles,
-8-wide vectors on CPU devices) or CLBlast's defaults (16/32/64) use; operands come contiguous,
+Sizes sit on and beside every tile and vector width that the packed kernels of CPU-class devices
+(8 x 48 tiles of 16-wide vectors on AVX-512, 6 x 16 on AVX2) or CLBlast's defaults on GPU-class
+ones (16/32/64) use; operands come contiguous,
 transposed, as slices of wider matrices (ld > row) and at unaligned offsets, after the allocator
 was filled with blocks of odd sizes. Results are checked against float64 products on the CPU,
 element by element, within a bound scaled by |A| @ |B|. `make test` runs this file with
@@ -13,6 +14,7 @@ import torch
 from conftest import supports_fp64
 
 DEV = "ocl"
+CPU_CLASS = torch.ocl.get_device_properties().device_class == "cpu"
 EDGES = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 95, 96, 97, 127, 128, 129,
          143, 144, 145, 191, 192, 193, 255, 256, 257]
 LARGE = [384, 511, 720, 768, 1024]
@@ -146,8 +148,8 @@ def batched_operand(gen, batch, rows, cols, layout, dtype):
     return values, batched_place(values, layout, dtype)
 
 
-# Shapes that fill whole tiles of both our CPU-device parameters (48 x 48 x 32) and CLBlast's
-# defaults (multiples of 64), so that CLBlast reads dense operands in place.
+# Shapes that fill whole tiles of the packed kernels (8 x 48) and of CLBlast's defaults (multiples of
+# 64), so that CLBlast reads dense operands in place.
 TILE_EXACT = [(96, 96, 64), (48, 192, 32), (192, 48, 96), (64, 64, 64), (128, 256, 128), (192, 192, 192)]
 
 
@@ -206,3 +208,54 @@ def test_offsets_of_every_alignment():
         flat[shift:] = a.flatten().to(DEV)
         result = flat[shift:].view(768, 64) @ w.to(DEV).t()
         check(result, expected, a.abs().double() @ w.abs().double().t(), torch.float32, f"offset {shift}")
+
+
+@pytest.mark.skipif(not CPU_CLASS, reason="the packed kernels serve CPU-class devices")
+@pytest.mark.parametrize("dtype", [d for d in dtypes() if d in (torch.float32, torch.float64)], ids=str)
+def test_products_past_the_scratch_limit_run_in_slices(dtype):
+    """With the panels' scratch capped, a batch is multiplied a few matrices at a time and a long
+    depth in slices that add up (beta applies once): every path of the slicing, against the CPU."""
+    from drawbridge import _C
+
+    gen = torch.Generator().manual_seed(6)
+    cases = [(1, 50, 70, 3000, "transposed", "contiguous"),  # depth slices of one matrix
+             (7, 33, 49, 20, "contiguous", "broadcast"),     # batch slices
+             (3, 9, 97, 700, "batch_slice", "transposed")]   # both, on three matrices
+    try:
+        _C._set_packed_gemm_scratch_bytes_for_testing(64 << 10)
+        for batch, m, n, k, la, lb in cases:
+            a, a_dev = batched_operand(gen, batch, m, k, la, dtype)
+            b, b_dev = batched_operand(gen, batch, k, n, lb, dtype)
+            c, c_dev = batched_operand(gen, batch, m, n, "contiguous", dtype)
+            bound = c.abs() + 2 * (a.abs() @ b.abs())
+            check(torch.baddbmm(c_dev, a_dev, b_dev, beta=0.5, alpha=2.0), 0.5 * c + 2 * (a @ b), bound, dtype,
+                  f"baddbmm {batch}x{m}x{k} ({la}) @ {k}x{n} ({lb}) in slices")
+    finally:
+        _C._set_packed_gemm_scratch_bytes_for_testing(0)
+
+
+@pytest.mark.skipif(CPU_CLASS, reason="CPU-class devices multiply with the packed kernels, whose scratch "
+                    "comes from our allocator; make test runs this file with DRAWBRIDGE_DEVICE_CLASS=gpu too")
+def test_a_gemm_out_of_memory_empties_the_cache_retries_then_raises():
+    """CLBlast's own temporary buffers failing (injected: PoCL never refuses them): the cached
+    blocks are freed and the GEMM runs again; failing twice raises torch.OutOfMemoryError and
+    leaves the process usable."""
+    from drawbridge import _C
+
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(300, 200, generator=g), torch.randn(200, 100, generator=g)
+    a_ocl, b_ocl = a.to("ocl"), b.to("ocl")
+    torch.ocl.synchronize()
+    for fail in (0, 1):
+        cached = torch.empty(16 << 20, dtype=torch.uint8, device="ocl")
+        del cached
+        reserved = torch.ocl.memory_reserved()
+        _C._fail_next_gemm_calls_for_testing(fail)
+        c = a_ocl @ b_ocl
+        torch.testing.assert_close(c.cpu(), a @ b, rtol=1e-4, atol=1e-4)  # sums of 200 in another order
+        emptied = torch.ocl.memory_reserved() < reserved - (8 << 20)
+        assert emptied == bool(fail), (fail, reserved, torch.ocl.memory_reserved())
+    _C._fail_next_gemm_calls_for_testing(2)
+    with pytest.raises(torch.OutOfMemoryError, match="CLBlast GEMM"):
+        a_ocl @ b_ocl
+    torch.testing.assert_close((a_ocl @ b_ocl).cpu(), a @ b, rtol=1e-4, atol=1e-4)

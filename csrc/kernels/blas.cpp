@@ -1,46 +1,20 @@
 #include "kernels/blas.h"
 
 #include <atomic>
-#include <mutex>
 #include <optional>
-#include <set>
 
 #include <clblast_c.h>
 
 #include <c10/util/Exception.h>
 
 #include "core/device_allocator.h"
+#include "kernels/packed_gemm.h"
 #include "runtime/commands.h"
 #include "runtime/kernel_times.h"
 
 namespace drawbridge::kernels {
 
 namespace {
-
-// CLBlast's database has no entry for CPU devices such as PoCL's, and its defaults reach ~10
-// GFLOP/s there. These single-precision parameters were found by a sweep on PoCL (AVX-512, 2
-// cores): ~100-120 GFLOP/s at 1024-2048. GEMMK=1 multiplies row-major operands without transposing
-// them first; SA=SB=0 keeps tiles in registers (PoCL turns local memory and barriers into memory
-// traffic); 48-wide tiles pad power-of-two sizes, which avoids cache aliasing of their rows; and
-// the indirect kernel beats the direct one from 64 on (the direct one, a single launch without
-// padding copies, stays faster for tiny products). GPU-class devices keep CLBlast's own choice.
-constexpr size_t kIndirectFrom = 64;
-
-void tune_for_cpu_device(const runtime::Device& device) {
-  static std::mutex mutex;
-  static std::set<cl_device_id> tuned;
-  if (!device.properties().cpu_class()) return;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!tuned.insert(device.id()).second) return;
-  const char* xgemm_names[] = {"GEMMK", "KREG", "KWG", "KWI", "MDIMA", "MDIMC", "MWG", "NDIMB",
-                               "NDIMC", "NWG",  "SA",  "SB",  "STRM",  "STRN",  "VWM", "VWN"};
-  const size_t xgemm_values[] = {1, 1, 32, 4, 2, 2, 48, 6, 6, 48, 0, 0, 0, 0, 8, 1};
-  const char* routine_names[] = {"XGEMM_MIN_INDIRECT_SIZE"};
-  const size_t routine_values[] = {kIndirectFrom};
-  // A failed override leaves CLBlast's defaults: slower, still correct.
-  CLBlastOverrideParameters(device.id(), "Xgemm", CLBlastPrecisionSingle, 16, xgemm_names, xgemm_values);
-  CLBlastOverrideParameters(device.id(), "GemmRoutine", CLBlastPrecisionSingle, 1, routine_names, routine_values);
-}
 
 // A sub-buffer that starts where an operand starts, released when the call has been enqueued
 // (OpenCL keeps it alive until the commands that use it have run).
@@ -148,8 +122,11 @@ bool blas_supports(c10::ScalarType type) { return type == c10::kFloat || type ==
 
 void gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
           double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c, size_t batch) {
+  if (packed_gemm_serves(device, type)) {
+    packed_gemm(device, q, type, m, n, k, alpha, a, b, beta, c, batch);
+    return;
+  }
   runtime::OpScope scope("gemm (CLBlast)");
-  tune_for_cpu_device(device);
   if (batch == 1) {
     checked_gemm(q, type, m, n, k, alpha, a, b, beta, c, 1);
     runtime::after_enqueue(q);

@@ -1,4 +1,5 @@
 // GEMM through CLBlast (DESIGN.md, decision 6): tuned for many vendors' devices.
+// On CPU-class devices float32 and float64 go to kernels/packed_gemm.h instead.
 #pragma once
 
 #include <cstdint>

@@ -15,6 +15,7 @@
 #include "core/generator.h"
 #include "core/host_allocator.h"
 #include "kernels/blas.h"
+#include "kernels/packed_gemm.h"
 #include "kernels/kernel_library.h"
 #include "python/bindings.h"
 #include "runtime/commands.h"
@@ -261,6 +262,7 @@ PYBIND11_MODULE(_C, m) {
     return d;
   });
   m.def("_fail_next_gemm_calls_for_testing", &kernels::fail_next_gemm_calls_for_testing);
+  m.def("_set_packed_gemm_scratch_bytes_for_testing", &kernels::set_packed_gemm_scratch_bytes_for_testing);
   m.def("_program_cache_dir", &runtime::program_cache_dir);
   m.def("_program_binaries_cached", [](int index) {
     return runtime::program_binaries_cached(core::checked_device(static_cast<c10::DeviceIndex>(index)));

@@ -1,0 +1,159 @@
+#include "kernels/packed_gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <string>
+
+#include <c10/util/Exception.h>
+
+#include "core/device_allocator.h"
+#include "kernels/kernel_library.h"
+#include "runtime/commands.h"
+
+namespace drawbridge::kernels {
+
+namespace {
+
+// The register tile of one work-item: MR rows of C by NV vectors of VW elements. With AVX-512's
+// 32 registers, 8 x 3 accumulators leave room for the loads; AVX2's 16 hold 6 x 2.
+struct Tile {
+  size_t mr, nv, vw;
+  size_t cols() const { return nv * vw; }
+};
+
+Tile tile_for(const runtime::Device& device, size_t element_bytes) {
+  const size_t width = std::clamp<size_t>(device.properties().vector_elements(element_bytes), 2, 16);
+  if (width * element_bytes >= 64) return {8, 3, width};  // AVX-512
+  return {6, 2, width};
+}
+
+// NARGS: common.clh, which every program starts with, sizes its iterator by it.
+std::string program_options(c10::ScalarType type, const Tile& t) {
+  return std::string("-DNARGS=1 -DREAL=") + (type == c10::kDouble ? "double" : "float") +
+         " -DMR=" + std::to_string(t.mr) + " -DNV=" + std::to_string(t.nv) + " -DVW=" + std::to_string(t.vw);
+}
+
+// Panels in flight at once stay under this, so that a large product never needs more scratch
+// memory than a fraction of the device's: past it the batch, then the depth, is taken in slices.
+constexpr size_t kScratchBytes = size_t(256) << 20;
+std::atomic<size_t> scratch_bytes_for_testing{0};
+
+size_t panels(size_t rows, size_t per_panel) { return (rows + per_panel - 1) / per_panel; }
+
+// An operand seen as (rows x depth): A as (m x k), B as its transpose (n x k).
+struct PanelSource {
+  const BlasMatrix& x;
+  cl_long row_stride, depth_stride;
+};
+
+PanelSource a_source(const BlasMatrix& a) {  // op(A)[i, d]
+  return a.transposed ? PanelSource{a, 1, cl_long(a.ld)} : PanelSource{a, cl_long(a.ld), 1};
+}
+
+PanelSource b_source(const BlasMatrix& b) {  // op(B)[d, j], seen as row j, depth d
+  return b.transposed ? PanelSource{b, cl_long(b.ld), 1} : PanelSource{b, 1, cl_long(b.ld)};
+}
+
+// Scalars of the program's REAL type.
+struct Real {
+  double d;
+  float f;
+  bool is_double;
+  runtime::KernelArg arg() const {
+    return is_double ? runtime::KernelArg{sizeof(double), &d} : runtime::KernelArg{sizeof(float), &f};
+  }
+};
+
+class PackedProduct {
+ public:
+  PackedProduct(runtime::Device& device, cl_command_queue q, c10::ScalarType type)
+      : device_(device), q_(q), bytes_(c10::elementSize(type)), tile_(tile_for(device, bytes_)),
+        options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
+
+  void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta,
+           const BlasMatrix& c, size_t batch) {
+    const size_t rows_a = panels(m, tile_.mr) * tile_.mr, rows_b = panels(n, tile_.cols()) * tile_.cols();
+    const size_t bytes_per_depth = (rows_a + rows_b) * bytes_;
+    const size_t limit = scratch_bytes_for_testing.load() ? scratch_bytes_for_testing.load() : kScratchBytes;
+    // Whole matrices in slices of the batch while they fit; else one matrix in slices of the depth.
+    const size_t depth_slice = std::clamp<size_t>(limit / bytes_per_depth, 1, k);
+    const size_t batch_slice = depth_slice < k ? 1 : std::clamp<size_t>(limit / (bytes_per_depth * k), 1, batch);
+    c10::DataPtr a_scratch = core::device_allocator().allocate(rows_a * depth_slice * batch_slice * bytes_);
+    c10::DataPtr b_scratch = core::device_allocator().allocate(rows_b * depth_slice * batch_slice * bytes_);
+    const runtime::BufferRef a_panels = device_.memory().resolve(a_scratch.get());
+    const runtime::BufferRef b_panels = device_.memory().resolve(b_scratch.get());
+    for (size_t b0 = 0; b0 < batch; b0 += batch_slice) {
+      const size_t batches = std::min(batch_slice, batch - b0);
+      for (size_t d0 = 0; d0 < k; d0 += depth_slice) {
+        const size_t depth = std::min(depth_slice, k - d0);
+        pack(a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels);
+        pack(b_source(b), b0, batches, n, d0, depth, tile_.cols(), b_panels);
+        // Later slices of the depth add to what the first wrote.
+        multiply(m, n, depth, alpha, a_panels, b_panels, d0 == 0 ? beta : 1.0, c, b0, batches);
+      }
+    }
+  }
+
+ private:
+  Real real(double v) const { return {v, float(v), double_}; }
+
+  void pack(const PanelSource& src, size_t first_batch, size_t batches, size_t rows, size_t depth0, size_t depth,
+            size_t per_panel, const runtime::BufferRef& dst) {
+    runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, "pack_panels");
+    const cl_ulong offset = src.x.offset + first_batch * src.x.batch_stride, dst_offset = dst.offset / bytes_;
+    const cl_long batch_stride = cl_long(src.x.batch_stride);
+    const int rows_i = int(rows), depth0_i = int(depth0), depth_i = int(depth), per_panel_i = int(per_panel);
+    const size_t global[] = {depth, panels(rows, per_panel), batches};
+    const runtime::KernelArg args[] = {
+        {sizeof(cl_mem), &src.x.buffer},   {sizeof(offset), &offset},         {sizeof(cl_long), &src.row_stride},
+        {sizeof(cl_long), &src.depth_stride}, {sizeof(batch_stride), &batch_stride}, {sizeof(int), &rows_i},
+        {sizeof(int), &depth0_i},          {sizeof(int), &depth_i},           {sizeof(int), &per_panel_i},
+        {sizeof(cl_mem), &dst.mem},        {sizeof(cl_ulong), &dst_offset}};
+    runtime::launch_nd(kernel, q_, 3, global, nullptr, args, std::size(args));
+  }
+
+  void multiply(size_t m, size_t n, size_t depth, double alpha, const runtime::BufferRef& a_panels,
+                const runtime::BufferRef& b_panels, double beta, const BlasMatrix& c, size_t first_batch,
+                size_t batches) {
+    runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, "packed_gemm");
+    const int m_i = int(m), n_i = int(n), depth_i = int(depth);
+    const Real alpha_r = real(alpha), beta_r = real(beta);
+    const cl_ulong a_offset = a_panels.offset / bytes_, b_offset = b_panels.offset / bytes_;
+    const cl_ulong c_offset = c.offset + first_batch * c.batch_stride;
+    const cl_long c_row = cl_long(c.ld), c_batch = cl_long(c.batch_stride);
+    const size_t global[] = {panels(m, tile_.mr), panels(n, tile_.cols()), batches}, local[] = {1, 1, 1};
+    const runtime::KernelArg args[] = {
+        {sizeof(int), &m_i},           {sizeof(int), &n_i},           {sizeof(int), &depth_i},
+        alpha_r.arg(),                 beta_r.arg(),                  {sizeof(cl_mem), &a_panels.mem},
+        {sizeof(cl_ulong), &a_offset}, {sizeof(cl_mem), &b_panels.mem}, {sizeof(cl_ulong), &b_offset},
+        {sizeof(cl_mem), &c.buffer},   {sizeof(cl_ulong), &c_offset}, {sizeof(cl_long), &c_row},
+        {sizeof(cl_long), &c_batch}};
+    runtime::launch_nd(kernel, q_, 3, global, local, args, std::size(args));
+  }
+
+  runtime::Device& device_;
+  cl_command_queue q_;
+  size_t bytes_;
+  Tile tile_;
+  std::string options_;
+  bool double_;
+};
+
+}  // namespace
+
+bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type) {
+  return device.properties().cpu_class() && (type == c10::kFloat || type == c10::kDouble);
+}
+
+void packed_gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
+                 double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c,
+                 size_t batch) {
+  TORCH_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX, "ocl GEMM: a matrix dimension past 2^31 (m=", m, " n=", n,
+              " k=", k, ")");
+  PackedProduct(device, q, type).run(m, n, k, alpha, a, b, beta, c, batch);
+}
+
+void set_packed_gemm_scratch_bytes_for_testing(size_t bytes) { scratch_bytes_for_testing.store(bytes); }
+
+}  // namespace drawbridge::kernels

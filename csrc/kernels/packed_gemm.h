@@ -1,0 +1,25 @@
+// GEMM for CPU-class devices (cl/packed_gemm.cl). CLBlast's kernels are written and tuned for
+// GPUs: on a CPU device (PoCL) its best parameters reached about a third of the host BLAS. Here
+// both operands are packed into contiguous panels and each work-item keeps a tile of C in the
+// vector registers, as a CPU BLAS does. GPU-class devices keep CLBlast.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include "kernels/blas.h"
+
+namespace drawbridge::kernels {
+
+// float32 and float64 on CPU-class devices.
+bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type);
+
+// gemm()'s contract.
+void packed_gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
+                 double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c,
+                 size_t batch);
+
+// Caps the scratch memory of the packed panels (0: the default), so that the tests reach the
+// slicing of large products by batch and by depth with small ones.
+void set_packed_gemm_scratch_bytes_for_testing(size_t bytes);
+
+}  // namespace drawbridge::kernels
