@@ -47,6 +47,12 @@ def native_only():
     drawbridge.set_fallback_mode(previous)
 
 
+def gemm_kernel_name() -> str:
+    """The device-time entry of one GEMM: the packed kernels' product on CPU-class devices, CLBlast's
+    call (however many kernels it launches) on GPU-class ones."""
+    return "packed_gemm" if torch.ocl.get_device_properties().device_class == "cpu" else "CLBlast GEMM"
+
+
 def supports_fp64() -> bool:
     return torch.ocl.get_device_properties().supports_fp64
 

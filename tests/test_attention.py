@@ -97,7 +97,7 @@ def test_dropout_takes_the_math_path_and_drops(native_only):
 
 
 def test_fused_forward_does_not_store_the_score_matrix():
-    length, dim = 4096, 32
+    length, dim = 8192, 32  # the scores would take 256 MiB; blocks of query rows take a few MiB
     q, k, v = (torch.randn(1, 1, length, dim, device="ocl") for _ in range(3))
     torch.ocl.synchronize()
     torch.ocl.reset_peak_memory_stats()
@@ -129,7 +129,7 @@ def test_float_mask_gets_its_gradient(native_only):
 
 
 def test_fused_backward_does_not_store_the_score_matrix():
-    length, dim = 2048, 32
+    length, dim = 8192, 32
     q, k, v = (torch.randn(1, 1, length, dim, device="ocl", requires_grad=True) for _ in range(3))
     out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     upstream = torch.randn_like(out)

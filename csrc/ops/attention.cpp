@@ -3,8 +3,12 @@
 // sdpa_kernel allows it, and "math" otherwise (dropout, grouped-query heads, broadcast batch
 // dims, float64), whose composition of native ops PyTorch then runs.
 //
-// The fused kernels (cl/attention.cl) never store the L x S score matrix: the forward returns
-// each row's logsumexp, from which the backward's two kernels recompute the probabilities.
+// The fused implementation multiplies with the device's GEMM (the packed kernels on CPU devices,
+// CLBlast on GPUs), a block of query rows at a time, so that only one block's scores, of bounded
+// size, are stored at once: cl/softmax.cl turns them into probabilities and each row's
+// logsumexp, and the backward recomputes each block's probabilities from its scores. Computing
+// in float32 GEMMs beat the kernel it replaces (one work-item per query row walking the keys) by
+// 3-5x on PoCL, and GPUs are where CLBlast's GEMMs are at their best.
 #include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
@@ -20,16 +24,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/device_state.h"
-#include "kernels/kernel_library.h"
-#include "runtime/commands.h"
-#include "runtime/device.h"
+#include "ops/row.h"
 
 namespace drawbridge::ops {
 
 namespace {
-
-constexpr int64_t kMaxHeadDim = 512;  // the kernels keep up to five rows of this in private memory
 
 bool fused_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                    const std::optional<at::Tensor>& mask, double dropout_p) {
@@ -44,9 +43,7 @@ bool fused_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
       q.sizes().slice(0, q.dim() - 2) != v.sizes().slice(0, v.dim() - 2))
     return false;  // grouped-query heads or broadcast batches: the math path expands them
   if (q.size(-1) != k.size(-1) || k.size(-2) != v.size(-2)) return false;
-  if (q.size(-1) > kMaxHeadDim || v.size(-1) > kMaxHeadDim || q.numel() == 0 || k.numel() == 0 ||
-      v.numel() == 0)
-    return false;
+  if (q.numel() == 0 || k.numel() == 0 || v.numel() == 0) return false;
   if (mask && mask->defined()) {
     if (mask->dim() > q.dim() || mask->is_nested() || mask->device() != q.device()) return false;
     if (mask->scalar_type() != c10::kBool && !c10::isFloatingType(mask->scalar_type())) return false;
@@ -74,11 +71,11 @@ double scale_for(const at::Tensor& query, std::optional<double> scale) {
 // 4-d (batch, head, row, column) views: a 3-d input gets a head dim of 1.
 at::Tensor as_4d(const at::Tensor& t) { return t.dim() == 3 ? t.unsqueeze(1) : t; }
 
-// A boolean mask becomes an additive bias (0 where attended, -inf elsewhere) in q's dtype.
-at::Tensor additive_bias(const at::Tensor& mask, const at::Tensor& query) {
-  if (mask.scalar_type() != c10::kBool) return mask.to(query.scalar_type());
-  return at::where(mask, at::zeros({}, query.options()),
-                   at::full({}, -std::numeric_limits<double>::infinity(), query.options()));
+// A boolean mask becomes an additive bias (0 where attended, -inf elsewhere), in float32.
+at::Tensor additive_bias(const at::Tensor& mask) {
+  const c10::TensorOptions options = mask.options().dtype(c10::kFloat);
+  if (mask.scalar_type() != c10::kBool) return mask.to(c10::kFloat);
+  return at::where(mask, at::zeros({}, options), at::full({}, -std::numeric_limits<double>::infinity(), options));
 }
 
 // The memory layouts the meta functions of the fused attention ops promise (torch.compile checks
@@ -104,82 +101,65 @@ at::Tensor laid_out_like(const at::Tensor& result, const at::Tensor& like) {
   return target.copy_(result);
 }
 
-struct AttentionDesc {
-  cl_long heads, q_len, kv_len;
-  cl_long q_stride[4], k_stride[4], v_stride[4], bias_stride[4], out_stride[4], grad_out_stride[4];
-};
+// Scores of one block of query rows stay near this many bytes (float32): the most attention ever
+// stores beyond its inputs and outputs is a few blocks, however long the sequences.
+constexpr int64_t kBlockBytes = int64_t(4) << 20;
 
-void copy_strides(const at::Tensor& t, cl_long* out) {
-  for (int d = 0; d < 4; ++d) out[d] = t.size(d) == 1 ? 0 : t.stride(d);
-}
-
-// The 4-d operands of one attention problem (q, k, v, the expanded additive bias) and what every
-// kernel of cl/attention.cl is built and launched with.
+// One attention problem as the blocks see it: batch and heads folded into the first dim of
+// float32 (batch * heads, rows, dim) operands, the query already multiplied by the scale.
 struct Attention {
-  at::Tensor q, k, v, bias;
+  int64_t batch, heads;
+  at::Tensor q, k, v;  // q * scale, k, v
+  at::Tensor bias;     // (batch, heads, L, S), expanded, float32; undefined without a mask
   bool causal;
   float scale;
 
-  int64_t batch() const { return q.size(0); }
-  int64_t heads() const { return q.size(1); }
-  int64_t q_len() const { return q.size(2); }
-  int64_t kv_len() const { return k.size(2); }
-  int64_t head_dim() const { return q.size(3); }
-  int64_t value_dim() const { return v.size(3); }
+  int64_t q_len() const { return q.size(1); }
+  int64_t kv_len() const { return k.size(1); }
 
-  // `rows_like` are the other operands whose rows the kernel reads in float8 pieces.
-  runtime::Kernel& kernel(const char* name, const std::string& extra_options,
-                          std::initializer_list<const at::Tensor*> rows_like) const {
-    // NARGS sizes common.clh's IterDesc, which these kernels do not use.
-    std::string options = std::string("-DNARGS=6 -DT=") + kernels::dtype_token(q.scalar_type()) +
-                          " -DHEAD_DIM=" + std::to_string(head_dim()) + " -DVALUE_DIM=" + std::to_string(value_dim()) +
-                          extra_options;
-    if (causal) options += " -DCAUSAL";
-    bool dense_rows = head_dim() % 8 == 0 && value_dim() % 8 == 0;  // q's dtype is one the kernels take
-    for (const at::Tensor* t : {&q, &k, &v}) dense_rows = dense_rows && t->stride(3) == 1;
-    for (const at::Tensor* t : rows_like) dense_rows = dense_rows && t->stride(3) == 1;
-    if (dense_rows) options += " -DVECTOR_ROWS";
-    if (bias.defined()) options += " -DBIAS";
-    return kernels::get_kernel(core::checked_device(q.device().index()), "attention.cl", options, name);
+  // Query rows per block: a multiple of 8 (the CPU GEMM's tile), the blocks of equal size.
+  int64_t block_rows() const {
+    const int64_t row_bytes = std::max<int64_t>(1, q.size(0) * kv_len() * 4);
+    const int64_t most = std::max<int64_t>(8, kBlockBytes / row_bytes / 8 * 8);
+    const int64_t blocks = (q_len() + most - 1) / most;
+    return std::min(q_len(), ((q_len() + blocks - 1) / blocks + 7) / 8 * 8);
   }
 
-  // One work-item per row of `rows`; `operands` in the kernel's order, an undefined tensor where
-  // the kernel takes a placeholder.
-  void launch(runtime::Kernel& kernel, AttentionDesc desc, std::initializer_list<const at::Tensor*> operands,
-              int64_t rows) const {
-    desc.heads = heads();
-    desc.q_len = q_len();
-    desc.kv_len = kv_len();
-    copy_strides(q, desc.q_stride);
-    copy_strides(k, desc.k_stride);
-    copy_strides(v, desc.v_stride);
-    if (bias.defined()) copy_strides(bias, desc.bias_stride);
-    runtime::Device& device = core::checked_device(q.device().index());
-    std::vector<runtime::BufferRef> refs;
-    for (const at::Tensor* t : operands) refs.push_back(device.memory().resolve((t->defined() ? *t : q).const_data_ptr()));
-    const cl_long row_count = rows;
-    std::vector<runtime::KernelArg> args{{sizeof(desc), &desc}};
-    for (const runtime::BufferRef& ref : refs) {
-      args.push_back({sizeof(cl_mem), &ref.mem});
-      args.push_back({sizeof(cl_ulong), &ref.offset});
+  // The keys rows [r0, r0 + rows) attend: all, or with is_causal (row i sees keys j <= i, PyTorch's
+  // top-left alignment) those before r0 + rows.
+  int64_t keys(int64_t r0, int64_t rows) const { return causal ? std::min(kv_len(), r0 + rows) : kv_len(); }
+
+  // The probabilities of rows [r0, r0 + rows) over their keys, (batch * heads, rows, keys), and
+  // the rows' logsumexp into lse when it is defined.
+  at::Tensor probabilities(int64_t r0, int64_t rows, const at::Tensor& lse) const {
+    const int64_t n = keys(r0, rows);
+    at::Tensor scores = at::bmm(q.narrow(1, r0, rows), k.narrow(1, 0, n).transpose(1, 2));
+    if (bias.defined())
+      scores.view({batch, heads, rows, n}).add_(bias.narrow(2, r0, rows).narrow(3, 0, n));
+    if (causal && n > r0 + 1) {  // key j > row i is masked, from row r0 on: keys past r0 in the block
+      at::Tensor future = at::ones({rows, n}, scores.options().dtype(c10::kBool)).triu_(r0 + 1);
+      scores.masked_fill_(future, -std::numeric_limits<double>::infinity());
     }
-    args.push_back({sizeof(scale), &scale});
-    args.push_back({sizeof(row_count), &row_count});
-    c10::DeviceGuard guard(q.device());
-    const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
-    runtime::launch_args(kernel, core::current_queue(q.device().index()), (rows + local - 1) / local, local,
-                         args.data(), args.size());
+    attention_probabilities_(scores, lse);
+    return scores;
   }
 };
 
 Attention attention_of(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                        const std::optional<at::Tensor>& attn_bias, bool is_causal, std::optional<double> scale) {
-  Attention a{as_4d(query), as_4d(key), as_4d(value), at::Tensor(), is_causal,
-              static_cast<float>(scale_for(query, scale))};
+  const at::Tensor q = as_4d(query), k = as_4d(key), v = as_4d(value);
+  const int64_t batch = q.size(0), heads = q.size(1), bh = batch * heads;
+  const float s = static_cast<float>(scale_for(query, scale));
+  // Computed in float32 whatever the inputs (PoCL has no half arithmetic), rounded once at the end.
+  at::Tensor scaled_q = at::empty(q.sizes(), q.options().dtype(c10::kFloat));
+  scaled_q.copy_(q).mul_(s);
+  Attention a{batch, heads, scaled_q.view({bh, q.size(2), q.size(3)}),
+              k.to(c10::kFloat).reshape({bh, k.size(2), k.size(3)}),
+              v.to(c10::kFloat).reshape({bh, v.size(2), v.size(3)}), at::Tensor(), is_causal, s};
   if (attn_bias && attn_bias->defined()) {
-    at::Tensor bias = additive_bias(*attn_bias, a.q);
-    if (query.dim() == 3) bias = bias.expand({a.batch(), a.q_len(), a.kv_len()}).unsqueeze(1);
-    a.bias = bias.expand({a.batch(), a.heads(), a.q_len(), a.kv_len()});
+    at::Tensor bias = additive_bias(*attn_bias);
+    if (query.dim() == 3) bias = bias.expand({batch, q.size(2), k.size(2)}).unsqueeze(1);
+    a.bias = bias.expand({batch, heads, q.size(2), k.size(2)});
   }
   return a;
 }
@@ -195,24 +175,34 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
               " ", query.scalar_type(), ", key ", key.sizes(), ", value ", value.sizes(), ", dropout_p ", dropout_p,
               ")");
   const Attention a = attention_of(query, key, value, attn_bias, is_causal, scale);
-  at::Tensor out = at::empty({a.batch(), a.heads(), a.q_len(), a.value_dim()}, a.q.options());
-  at::Tensor lse = at::empty({a.batch(), a.heads(), a.q_len()}, a.q.options().dtype(c10::kFloat));
-  a.launch(a.kernel("attention_forward", "", {}), AttentionDesc{}, {&out, &lse, &a.q, &a.k, &a.v, &a.bias},
-           a.batch() * a.heads() * a.q_len());
+  const int64_t bh = a.q.size(0), length = a.q_len(), step = a.block_rows();
+  at::Tensor out = at::empty({bh, length, a.v.size(2)}, a.q.options());
+  at::Tensor lse = at::empty({a.batch, a.heads, length}, a.q.options());
+  at::Tensor lse_rows = lse.view({bh, length});
+  for (int64_t r0 = 0; r0 < length; r0 += step) {
+    const int64_t rows = std::min(step, length - r0);
+    at::Tensor block_lse = at::empty({bh, rows}, lse.options());
+    at::Tensor p = a.probabilities(r0, rows, block_lse);
+    at::Tensor out_rows = out.narrow(1, r0, rows);
+    at::bmm_out(out_rows, p, a.v.narrow(1, 0, a.keys(r0, rows)));
+    lse_rows.narrow(1, r0, rows).copy_(block_lse);
+  }
+  out = out.view({a.batch, a.heads, length, a.v.size(2)}).to(query.scalar_type());
   if (query.dim() == 3) out = out.squeeze(1);  // the logsumexp stays (1, heads, rows), as the meta function says
   std::vector<int64_t> out_sizes = query.sizes().vec();
-  out_sizes.back() = a.value_dim();
+  out_sizes.back() = a.v.size(2);
   at::Tensor laid_out = empty_like_layout(query, out_sizes);
   if (laid_out.strides() != out.strides()) out = laid_out.copy_(out);
   // No dropout: the philox seed and offset are placeholders (0-d, as the meta function says).
-  at::Tensor seed = at::zeros({}, a.q.options().dtype(c10::kLong));
-  at::Tensor offset = at::zeros({}, a.q.options().dtype(c10::kLong));
-  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(a.q_len()), c10::SymInt(a.kv_len()), seed, offset,
+  at::Tensor seed = at::zeros({}, query.options().dtype(c10::kLong));
+  at::Tensor offset = at::zeros({}, query.options().dtype(c10::kLong));
+  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(length), c10::SymInt(a.kv_len()), seed, offset,
           at::Tensor()};
 }
 
-// The gradients by the two backward kernels (cl/attention.cl), from the forward's output and
-// logsumexp: nothing of size L x S is stored unless the bias's gradient is asked for.
+// The gradients, block by block of query rows as the forward: each block's probabilities are
+// recomputed from the scores, so nothing of size L x S is stored unless the bias's gradient is
+// asked for.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
     const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
@@ -224,39 +214,37 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
               "_scaled_dot_product_fused_attention_overrideable_backward: unsupported inputs on ocl (query ",
               query.sizes(), " ", query.scalar_type(), ")");
   const Attention a = attention_of(query, key, value, attn_bias, is_causal, scale);
-  // Rows read in float8 pieces must be dense (sum().backward() passes an expanded gradient).
-  auto dense_rows = [](const at::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); };
-  const at::Tensor d_out = as_4d(dense_rows(grad_out.to(query.scalar_type()))), o = as_4d(dense_rows(out));
-  const at::Tensor lse = logsumexp.contiguous();
-  const int64_t query_rows = a.batch() * a.heads() * a.q_len(), key_rows = a.batch() * a.heads() * a.kv_len();
-  TORCH_CHECK(lse.scalar_type() == c10::kFloat && lse.numel() == query_rows,
-              "the fused ocl attention's backward needs the forward's float32 logsumexp of ", query_rows,
-              " rows; got ", lse.sizes(), " ", lse.scalar_type());
-  AttentionDesc desc{};
-  copy_strides(o, desc.out_stride);
-  copy_strides(d_out, desc.grad_out_stride);
+  const int64_t bh = a.q.size(0), length = a.q_len(), step = a.block_rows();
+  const at::Tensor d_out = as_4d(grad_out).to(c10::kFloat).reshape({bh, length, a.v.size(2)});
+  // delta = rowsum(dO * O) = rowsum(P * dP). A float32 output gives it exactly enough; a rounded
+  // one does not, and then it comes from each block's P and dP.
+  const bool delta_from_out = query.scalar_type() == c10::kFloat;
+  at::Tensor delta;
+  if (delta_from_out) delta = (d_out * as_4d(out).reshape({bh, length, a.v.size(2)})).sum(-1);
 
   const bool want_bias_grad = grad_input_mask[3] && attn_bias.defined();
-  at::Tensor grad_q = at::empty_like(a.q, at::MemoryFormat::Contiguous);
-  at::Tensor delta = at::empty({query_rows}, lse.options());
+  at::Tensor grad_q = at::empty_like(a.q), grad_k = at::zeros_like(a.k), grad_v = at::zeros_like(a.v);
   at::Tensor grad_scores;
-  if (want_bias_grad) grad_scores = at::empty({a.batch(), a.heads(), a.q_len(), a.kv_len()}, lse.options());
-  std::string options = want_bias_grad ? " -DGRAD_SCORES" : "";
-  // A float32 output gives delta = dO . O exactly enough; a rounded one does not.
-  if (query.scalar_type() != c10::kFloat) options += " -DDELTA_FROM_SCORES";
-  a.launch(a.kernel("attention_backward_queries", options, {&o, &d_out}), desc,
-           {&grad_q, &delta, &grad_scores, &a.q, &a.k, &a.v, &a.bias, &o, &d_out, &lse}, query_rows);
-
-  at::Tensor grad_k, grad_v;
-  if (grad_input_mask[1] || grad_input_mask[2]) {
-    grad_k = at::empty_like(a.k, at::MemoryFormat::Contiguous);
-    grad_v = at::empty_like(a.v, at::MemoryFormat::Contiguous);
-    a.launch(a.kernel("attention_backward_keys", "", {&d_out}), desc,
-             {&grad_k, &grad_v, &a.q, &a.k, &a.v, &a.bias, &d_out, &lse, &delta}, key_rows);
+  if (want_bias_grad) grad_scores = at::zeros({a.batch, a.heads, length, a.kv_len()}, a.q.options());
+  for (int64_t r0 = 0; r0 < length; r0 += step) {
+    const int64_t rows = std::min(step, length - r0), n = a.keys(r0, rows);
+    const at::Tensor p = a.probabilities(r0, rows, at::Tensor());
+    const at::Tensor d_out_rows = d_out.narrow(1, r0, rows);
+    grad_v.narrow(1, 0, n).baddbmm_(p.transpose(1, 2), d_out_rows);
+    at::Tensor d_scores = at::bmm(d_out_rows, a.v.narrow(1, 0, n).transpose(1, 2));  // dP
+    at::Tensor row_delta = delta_from_out ? delta.narrow(1, r0, rows) : (p * d_scores).sum(-1);
+    d_scores.sub_(row_delta.unsqueeze(-1)).mul_(p);  // dS = P * (dP - delta)
+    if (want_bias_grad)
+      grad_scores.narrow(2, r0, rows).narrow(3, 0, n).copy_(d_scores.view({a.batch, a.heads, rows, n}));
+    at::Tensor grad_q_rows = grad_q.narrow(1, r0, rows);
+    at::bmm_out(grad_q_rows, d_scores, a.k.narrow(1, 0, n));
+    grad_k.narrow(1, 0, n).baddbmm_(d_scores.transpose(1, 2), a.q.narrow(1, r0, rows));  // q holds the scale
   }
-  auto as_input = [&](at::Tensor grad, const at::Tensor& input, bool wanted) {
+  grad_q.mul_(a.scale);
+  auto as_input = [&](const at::Tensor& grad, const at::Tensor& input, bool wanted) {
     if (!wanted) return at::Tensor();
-    return laid_out_like(input.dim() == 3 ? grad.squeeze(1) : grad, input);
+    at::Tensor g = grad.view({a.batch, a.heads, grad.size(1), grad.size(2)}).to(input.scalar_type());
+    return laid_out_like(input.dim() == 3 ? g.squeeze(1) : g, input);
   };
   at::Tensor grad_bias;
   if (want_bias_grad)

@@ -10,6 +10,7 @@
 #include "kernels/kernel_library.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
+#include "ops/row.h"
 #include "runtime/commands.h"
 
 namespace drawbridge::ops {
@@ -125,6 +126,22 @@ at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
 at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
   return scan_out<2>(self, dim, std::nullopt, out);
 }
+
+}  // namespace
+
+void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse) {
+  TORCH_INTERNAL_ASSERT(scores.is_contiguous() && scores.scalar_type() == c10::kFloat);
+  TORCH_INTERNAL_ASSERT(!lse.defined() || (lse.is_contiguous() && lse.scalar_type() == c10::kFloat &&
+                                           lse.numel() * scores.size(-1) == scores.numel()));
+  if (scores.numel() == 0) return;
+  runtime::Device& device = core::checked_device(scores.device().index());
+  const runtime::BufferRef lse_at = device.memory().resolve((lse.defined() ? lse : scores).const_data_ptr());
+  const cl_ulong lse_index = lse_at.offset / sizeof(float);
+  launch_contiguous_rows({scores, scores}, scores.dim() - 1, "attention_softmax_rows", c10::kFloat, lse_at.mem,
+                         lse_index, cl_int(lse.defined()));
+}
+
+namespace {
 
 template <bool Log>
 at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {

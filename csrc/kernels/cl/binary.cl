@@ -1,5 +1,8 @@
 // Binary elementwise ops: out = f(a, b); kernel b_<name>. Semantics follow PyTorch's CPU
 // kernels (Python-style floor division and remainder, NaN-propagating minimum/maximum, ...).
+// Every iteration reads and writes only its own element: vectorized in place too (common.clh).
+#undef VECTORIZE_LOOP
+#define VECTORIZE_LOOP VECTORIZE_INDEPENDENT_LOOP
 BINARY_P(add, a + p * b)
 BINARY_P(sub, a - p * b)
 BINARY(mul, a * b)

@@ -74,6 +74,40 @@ __kernel void softmax_rows(__global char* out_base, ulong out_off, __global cons
   }
 }
 
+// Attention's probabilities (ops/attention.cpp): softmax_rows, except that a row without a finite
+// score (it attends to nothing) gets zeros, as PyTorch's _safe_softmax gives, and that each row's
+// logsumexp goes to lse (float, one per row; +inf for such a row, so exp(score - lse) is 0 there)
+// when want_lse is set.
+__kernel void attention_softmax_rows(__global char* out_base, ulong out_off, __global const char* in_base,
+                                     ulong in_off, ulong n, ulong rows, __global float* lse, ulong lse_index,
+                                     int want_lse) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  ROW_START(out, T0, out_base, out_off);
+  ROW_START(in, T1, in_base, in_off);
+  ct m = -INFINITY;
+  ROW_FOR(j) {
+    REASSOCIATE
+    m = fmax(m, TO(CT, LOAD(T1, AT(in, T1, j))));
+  }
+  m = ROW_MAX(m);
+  const bool attends = m != -INFINITY;
+  ct sum = 0;
+  ROW_FOR(j) {
+    REASSOCIATE
+    sum += exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m);
+  }
+  sum = ROW_SUM(sum);
+  const ct inverse = (ct)1 / sum;
+  if (!valid) return;
+  if (want_lse && lane == 0) lse[lse_index + get_global_id(1)] = attends ? (float)(m + log(sum)) : INFINITY;
+  // In place: each j is read, then written. Said, so that the aliasing does not keep it scalar.
+  _Pragma("clang loop vectorize(assume_safety)") ROW_FOR(j) {
+    const ct p = exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m) * inverse;
+    STORE(T0, AT(out, T0, j), TO(T0, attends ? p : (ct)0));  // exp(-inf - -inf) is NaN
+  }
+}
+
 // Operand grad is grad_output, out the forward's output.
 __kernel void softmax_backward_rows(__global char* gi_base, ulong gi_off, __global const char* grad_base,
                                     ulong grad_off, __global const char* out_base, ulong out_off, ulong n,

@@ -1,4 +1,7 @@
 // Ternary elementwise ops: out = f(a, b, c); kernel t_<name>.
+// Every iteration reads and writes only its own element: vectorized in place too (common.clh).
+#undef VECTORIZE_LOOP
+#define VECTORIZE_LOOP VECTORIZE_INDEPENDENT_LOOP
 #define TERNARY_P(name, expr)                                                                       \
   __kernel void t_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3), ulong p_bits) { \
     ELEMENTWISE_BEGIN                                                                               \

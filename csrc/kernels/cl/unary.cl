@@ -1,5 +1,8 @@
 // Unary elementwise ops: out = f(in); kernel u_<name> (the prefix keeps names clear of builtins). Float-only ops are compiled when the compute type is
 // floating point; the host promotes integer inputs to float for them, as PyTorch does.
+// Every iteration reads and writes only its own element: vectorized in place too (common.clh).
+#undef VECTORIZE_LOOP
+#define VECTORIZE_LOOP VECTORIZE_INDEPENDENT_LOOP
 UNARY(neg, -a)
 UNARY(sign, (ct)((a > 0) - (a < 0)))
 UNARY(bitwise_not_bool, !a)
