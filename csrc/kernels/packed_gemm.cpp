@@ -87,8 +87,8 @@ class PackedProduct {
       const size_t batches = std::min(batch_slice, batch - b0);
       for (size_t d0 = 0; d0 < k; d0 += depth_slice) {
         const size_t depth = std::min(depth_slice, k - d0);
-        pack(a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels);
-        pack(b_source(b), b0, batches, n, d0, depth, tile_.cols(), b_panels);
+        pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels);
+        pack("pack_b_panels", b_source(b), b0, batches, n, d0, depth, tile_.cols(), b_panels);
         // Later slices of the depth add to what the first wrote.
         multiply(m, n, depth, alpha, a_panels, b_panels, d0 == 0 ? beta : 1.0, c, b0, batches);
       }
@@ -98,18 +98,18 @@ class PackedProduct {
  private:
   Real real(double v) const { return {v, float(v), double_}; }
 
-  void pack(const PanelSource& src, size_t first_batch, size_t batches, size_t rows, size_t depth0, size_t depth,
-            size_t per_panel, const runtime::BufferRef& dst) {
-    runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, "pack_panels");
+  void pack(const char* name, const PanelSource& src, size_t first_batch, size_t batches, size_t rows, size_t depth0,
+            size_t depth, size_t per_panel, const runtime::BufferRef& dst) {
+    runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, name);
     const cl_ulong offset = src.x.offset + first_batch * src.x.batch_stride, dst_offset = dst.offset / bytes_;
     const cl_long batch_stride = cl_long(src.x.batch_stride);
-    const int rows_i = int(rows), depth0_i = int(depth0), depth_i = int(depth), per_panel_i = int(per_panel);
+    const int rows_i = int(rows), depth0_i = int(depth0), depth_i = int(depth);
     const size_t global[] = {depth, panels(rows, per_panel), batches};
     const runtime::KernelArg args[] = {
         {sizeof(cl_mem), &src.x.buffer},   {sizeof(offset), &offset},         {sizeof(cl_long), &src.row_stride},
         {sizeof(cl_long), &src.depth_stride}, {sizeof(batch_stride), &batch_stride}, {sizeof(int), &rows_i},
-        {sizeof(int), &depth0_i},          {sizeof(int), &depth_i},           {sizeof(int), &per_panel_i},
-        {sizeof(cl_mem), &dst.mem},        {sizeof(cl_ulong), &dst_offset}};
+        {sizeof(int), &depth0_i},          {sizeof(int), &depth_i},           {sizeof(cl_mem), &dst.mem},
+        {sizeof(cl_ulong), &dst_offset}};
     runtime::launch_nd(kernel, q_, 3, global, nullptr, args, std::size(args));
   }
 

@@ -101,6 +101,12 @@ at::Tensor laid_out_like(const at::Tensor& result, const at::Tensor& like) {
   return target.copy_(result);
 }
 
+// The products inside are ours to run in float32: autocast, on during a backward under
+// torch.autocast, would round them to 16 bits.
+struct NoAutocast {
+  c10::impl::ExcludeDispatchKeyGuard guard{c10::DispatchKeySet(c10::DispatchKey::AutocastPrivateUse1)};
+};
+
 // Scores of one block of query rows stay near this many bytes (float32): the most attention ever
 // stores beyond its inputs and outputs is a few blocks, however long the sequences.
 constexpr int64_t kBlockBytes = int64_t(4) << 20;
@@ -174,6 +180,7 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
               "_scaled_dot_product_fused_attention_overrideable: unsupported inputs on ocl (query ", query.sizes(),
               " ", query.scalar_type(), ", key ", key.sizes(), ", value ", value.sizes(), ", dropout_p ", dropout_p,
               ")");
+  const NoAutocast no_autocast;
   const Attention a = attention_of(query, key, value, attn_bias, is_causal, scale);
   const int64_t bh = a.q.size(0), length = a.q_len(), step = a.block_rows();
   at::Tensor out = at::empty({bh, length, a.v.size(2)}, a.q.options());
@@ -213,14 +220,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   TORCH_CHECK(fused_applies(query, key, value, attn_bias, dropout_p),
               "_scaled_dot_product_fused_attention_overrideable_backward: unsupported inputs on ocl (query ",
               query.sizes(), " ", query.scalar_type(), ")");
+  const NoAutocast no_autocast;
   const Attention a = attention_of(query, key, value, attn_bias, is_causal, scale);
   const int64_t bh = a.q.size(0), length = a.q_len(), step = a.block_rows();
   const at::Tensor d_out = as_4d(grad_out).to(c10::kFloat).reshape({bh, length, a.v.size(2)});
-  // delta = rowsum(dO * O) = rowsum(P * dP). A float32 output gives it exactly enough; a rounded
-  // one does not, and then it comes from each block's P and dP.
-  const bool delta_from_out = query.scalar_type() == c10::kFloat;
-  at::Tensor delta;
-  if (delta_from_out) delta = (d_out * as_4d(out).reshape({bh, length, a.v.size(2)})).sum(-1);
 
   const bool want_bias_grad = grad_input_mask[3] && attn_bias.defined();
   at::Tensor grad_q = at::empty_like(a.q), grad_k = at::zeros_like(a.k), grad_v = at::zeros_like(a.v);
@@ -232,8 +235,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     const at::Tensor d_out_rows = d_out.narrow(1, r0, rows);
     grad_v.narrow(1, 0, n).baddbmm_(p.transpose(1, 2), d_out_rows);
     at::Tensor d_scores = at::bmm(d_out_rows, a.v.narrow(1, 0, n).transpose(1, 2));  // dP
-    at::Tensor row_delta = delta_from_out ? delta.narrow(1, r0, rows) : (p * d_scores).sum(-1);
-    d_scores.sub_(row_delta.unsqueeze(-1)).mul_(p);  // dS = P * (dP - delta)
+    // dS = P * (dP - rowsum(P * dP)), softmax's backward as the CPU computes it (rowsum(dO * O) is
+    // the same number, rounded otherwise: 16-bit outputs and near-zero gradients showed it).
+    d_scores.sub_((p * d_scores).sum(-1, /*keepdim=*/true)).mul_(p);
     if (want_bias_grad)
       grad_scores.narrow(2, r0, rows).narrow(3, 0, n).copy_(d_scores.view({a.batch, a.heads, rows, n}));
     at::Tensor grad_q_rows = grad_q.narrow(1, r0, rows);

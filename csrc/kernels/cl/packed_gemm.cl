@@ -9,25 +9,28 @@
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
 
-// Panels of `rows_per_panel` rows of a (rows x depth) operand whose element (r, d) is at
+// Panels of R rows of a (rows x depth) operand whose element (r, d) is at
 // x[offset + batch * batch_stride + r * row_stride + d * depth_stride]: panel p holds, for each
-// d of the depth slice [depth0, depth0 + depth), its rows p * rows_per_panel ... contiguously,
-// zero past the last row so that the product needs no edge cases. One work-item per (d, panel,
-// batch); adjacent work-items read adjacent depths.
-__kernel void pack_panels(__global const REAL* x, ulong offset, long row_stride, long depth_stride, long batch_stride,
-                          int rows, int depth0, int depth, int rows_per_panel, __global REAL* panels,
-                          ulong panels_offset) {
-  const int d = get_global_id(0), panel = get_global_id(1);
-  const long batch = get_global_id(2);
-  if (d >= depth) return;
-  const int panel_count = (rows + rows_per_panel - 1) / rows_per_panel;
-  __global const REAL* src = x + offset + batch * batch_stride + (long)(depth0 + d) * depth_stride;
-  __global REAL* dst = panels + panels_offset + ((batch * panel_count + panel) * (long)depth + d) * rows_per_panel;
-  for (int i = 0; i < rows_per_panel; ++i) {
-    const int r = panel * rows_per_panel + i;
-    dst[i] = r < rows ? src[(long)r * row_stride] : (REAL)0;
+// d of the depth slice [depth0, depth0 + depth), its rows p * R ... contiguously, zero past the
+// last row so that the product needs no edge cases. One work-item per (d, panel, batch);
+// adjacent work-items read adjacent depths. pack_a_panels makes A's panels (R = MR),
+// pack_b_panels those of B^T (R = TILE_N); R known at compile time unrolls the copy.
+#define PACK_PANELS(name, R)                                                                                  \
+  __kernel void name(__global const REAL* x, ulong offset, long row_stride, long depth_stride, long batch_stride, \
+                     int rows, int depth0, int depth, __global REAL* panels, ulong panels_offset) {            \
+    const int d = get_global_id(0), panel = get_global_id(1);                                                 \
+    const long batch = get_global_id(2);                                                                      \
+    if (d >= depth) return;                                                                                   \
+    const int panel_count = (rows + (R) - 1) / (R);                                                           \
+    __global const REAL* src = x + offset + batch * batch_stride + (long)(depth0 + d) * depth_stride;         \
+    __global REAL* dst = panels + panels_offset + ((batch * panel_count + panel) * (long)depth + d) * (R);    \
+    _Pragma("unroll") for (int i = 0; i < (R); ++i) {                                                         \
+      const int r = panel * (R) + i;                                                                          \
+      dst[i] = r < rows ? src[(long)r * row_stride] : (REAL)0;                                                \
+    }                                                                                                         \
   }
-}
+PACK_PANELS(pack_a_panels, MR)
+PACK_PANELS(pack_b_panels, TILE_N)
 
 // C = alpha * A @ B + beta * C over packed panels of A (MR rows each) and of B^T (TILE_N columns
 // each). C's element (i, j) is at c[offset + batch * batch_stride + i * row_stride + j]; beta == 0
