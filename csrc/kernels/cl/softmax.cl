@@ -48,24 +48,28 @@ inline ct combine_row(__local ct* scratch, ct v, int is_max) {
 #define ROW_START(name, t, base, off) \
   __global char* name = (__global char*)(base) + (off) + min((ulong)get_global_id(1), rows - 1) * n * sizeof(ST(t))
 
+// m, the largest element of row `in` (operand T1), and sum, the sum of exp(x - m) over the row.
+#define ROW_MAX_AND_EXP_SUM(in)                           \
+  ct m = -INFINITY;                                       \
+  ROW_FOR(j) {                                            \
+    REASSOCIATE                                           \
+    m = fmax(m, TO(CT, LOAD(T1, AT(in, T1, j))));         \
+  }                                                       \
+  m = ROW_MAX(m);                                         \
+  ct sum = 0;                                             \
+  ROW_FOR(j) {                                            \
+    REASSOCIATE                                           \
+    sum += exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m); \
+  }                                                       \
+  sum = ROW_SUM(sum);
+
 __kernel void softmax_rows(__global char* out_base, ulong out_off, __global const char* in_base, ulong in_off,
                            ulong n, ulong rows, int log_) {
   ROW_LANES
   const bool valid = get_global_id(1) < rows;
   ROW_START(out, T0, out_base, out_off);
   ROW_START(in, T1, in_base, in_off);
-  ct m = -INFINITY;
-  ROW_FOR(j) {
-    REASSOCIATE
-    m = fmax(m, TO(CT, LOAD(T1, AT(in, T1, j))));
-  }
-  m = ROW_MAX(m);
-  ct sum = 0;
-  ROW_FOR(j) {
-    REASSOCIATE
-    sum += exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m);
-  }
-  sum = ROW_SUM(sum);
+  ROW_MAX_AND_EXP_SUM(in)
   const ct log_sum = log(sum), inverse = (ct)1 / sum;
   if (!valid) return;
   ROW_FOR(j) {
@@ -85,19 +89,8 @@ __kernel void attention_softmax_rows(__global char* out_base, ulong out_off, __g
   const bool valid = get_global_id(1) < rows;
   ROW_START(out, T0, out_base, out_off);
   ROW_START(in, T1, in_base, in_off);
-  ct m = -INFINITY;
-  ROW_FOR(j) {
-    REASSOCIATE
-    m = fmax(m, TO(CT, LOAD(T1, AT(in, T1, j))));
-  }
-  m = ROW_MAX(m);
+  ROW_MAX_AND_EXP_SUM(in)
   const bool attends = m != -INFINITY;
-  ct sum = 0;
-  ROW_FOR(j) {
-    REASSOCIATE
-    sum += exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m);
-  }
-  sum = ROW_SUM(sum);
   const ct inverse = (ct)1 / sum;
   if (!valid) return;
   if (want_lse && lane == 0) lse[lse_index + get_global_id(1)] = attends ? (float)(m + log(sum)) : INFINITY;
