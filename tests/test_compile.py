@@ -42,7 +42,7 @@ def assert_close_to_cpu(out, ref, atol=1e-5, rtol=1e-5):
         assert o.device.type == "ocl"
         assert o.dtype == r.dtype and o.shape == r.shape
         if r.dtype.is_floating_point:
-            torch.testing.assert_close(o.cpu(), r, atol=atol, rtol=rtol)
+            torch.testing.assert_close(o.cpu(), r, atol=atol, rtol=rtol, equal_nan=True)
         else:
             assert torch.equal(o.cpu(), r)
 
@@ -99,6 +99,17 @@ CASES = {
                                  torch.randn(64, 40) * 3 - 500]),
     "amax_amin_prod": (lambda x: (x.amax(1), x.amin(1), x[:, :20].prod(1)), lambda: [torch.randn(5, 3000)]),
     "sum_all_long_row": (lambda x: x.sum(), lambda: [torch.randn(1000, 100)]),
+    # Column reductions (inputs contiguous along the outputs): runs of outputs that do not fill
+    # a work-item's run, ties and NaN for the arg reductions, ops after the loop, and an output
+    # stored from inside it.
+    "column_reductions": (lambda x, y: ((x * y).sum(0), x.amax(0), x.argmax(0), x.argmin(0), (x > 1).any(0),
+                                        x.sum(0) * 2 + y[0], x * 2 + 1, (x * 2 + 1).prod(0)),
+                          lambda: [torch.randint(0, 3, (300, 100)).float().index_put_(
+                                       (torch.tensor([7]), torch.tensor([5])), torch.tensor(float("nan"))),
+                                   torch.randn(300, 100)]),
+    "column_var_mean": (lambda x: torch.var_mean(x, 0),
+                        lambda: [(torch.randn(3000, 70) + 1000).index_fill_(0, torch.tensor([0]), 1010.0)]),
+    "column_sum_of_3d": (lambda x: x.sum((0, 1)), lambda: [torch.randn(6, 50, 130)]),
     "mean_of_many": (lambda x: x.mean(0), lambda: [torch.randn(5000, 3)]),
     "transposed_inputs": (lambda x, y: x.t() + y, lambda: [torch.randn(64, 32), torch.randn(32, 64)]),
     "cat_and_pad": (lambda x, y: F.pad(torch.cat([x, y * 2], 1), (1, 2)), lambda: [torch.randn(8, 5),
@@ -130,6 +141,19 @@ def test_compiled_ops_match_cpu(name):
     args = make()
     tol = 1e-2 if name in ("float16_io", "bfloat16_io") else 1e-4
     assert_close_to_cpu(compiled(fn, *args), fn(*args), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("fn, column", [(lambda x: x.sum(0), True), (lambda x: torch.var_mean(x, 0), True),
+                                        (lambda x: x.sum(1), False), (lambda x: torch.softmax(x, 0), False)],
+                         ids=["sum0", "var_mean0", "sum1", "softmax0"])
+def test_reductions_along_rows_walk_runs_of_adjacent_outputs(fn, column, tmp_path, monkeypatch):
+    # One reduction loop over inputs contiguous along the outputs takes the column form (see
+    # drawbridge/compiler/kernel.py); a softmax over dim 0 needs two loops and keeps the row form.
+    monkeypatch.setenv("DRAWBRIDGE_COMPILE_SOURCE_DIR", str(tmp_path))
+    x = torch.randn(200, 150)
+    assert_close_to_cpu(compiled(fn, x), fn(x), atol=1e-4, rtol=1e-4)
+    (source,) = [p.read_text() for p in tmp_path.glob("*.cl")]
+    assert ("xbase + xi" in source) == column
 
 
 def test_backend_ocl_fullgraph_and_max_autotune_mode():
@@ -219,6 +243,15 @@ def test_mark_dynamic_sizes_are_kernel_arguments():
         xo = x.to("ocl")
         torch._dynamo.mark_dynamic(xo, 1)
         assert_close_to_cpu(cf(xo), fn(x), atol=1e-5)
+    assert metrics.generated_kernel_count == 1
+
+
+def test_dynamic_column_reductions():
+    fn = lambda x: (x * 3).sum(0)  # noqa: E731
+    cf = torch.compile(fn, dynamic=True)
+    for rows, cols in ((5, 7), (300, 65), (64, 128), (2, 3)):
+        x = torch.randn(rows, cols)
+        assert_close_to_cpu(cf(x.to("ocl")), fn(x), atol=1e-4, rtol=1e-4)
     assert metrics.generated_kernel_count == 1
 
 

@@ -5,7 +5,13 @@ work-group row per output element: its RBLOCK lanes stride through the reduction
 accumulators, then combine them in local memory. The launcher (``launcher.py``) picks RBLOCK at
 run time from the device class — many lanes on GPUs, one per row on CPU devices, where a single
 work-item walking a row is fastest — so the same source serves every device and every size.
-Sizes are kernel arguments: one program serves all shapes of a dynamic graph."""
+Sizes are kernel arguments: one program serves all shapes of a dynamic graph.
+
+A reduction whose inputs are contiguous along the outputs and not along the reduction (a sum over
+the rows of a matrix: bias and norm-weight gradients) is a *column* reduction instead: each
+work-item owns DB_XRUN adjacent outputs with an accumulator each, and walks the reduction with
+the run of outputs as its inner loop — contiguous loads on CPU devices, which vectorize, and
+coalesced ones on GPUs, where DB_XRUN is 1."""
 
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from torch._inductor.codegen.common import (
     TensorArg,
 )
 from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel
+from torch._inductor.codegen.simd_kernel_features import DisableReduction, EnableReduction
 from torch._inductor.utils import Placeholder
 from torch._inductor.virtualized import OpsValue, V
 from torch.utils._ordered_set import OrderedSet
@@ -122,6 +129,14 @@ class OpenCLKernel(SIMDKernel):
         self.checks_bounds = False
         self.signature = ""
         self.launch_kind = "pointwise"
+        # Reduction kernels: the index variables derived from xindex, declared where each loop
+        # over outputs begins; and for the column form, the layouts of the loads seen before the
+        # first reduction, the reduction loop's parts and what follows it (see _assemble_column).
+        self.x_entries = IndentedBuffer()
+        self.column = False
+        self.load_layouts: list[tuple[bool, bool]] = []
+        self.column_loop: dict | None = None
+        self.after_loop = IndentedBuffer()
 
     # Indices are 64-bit everywhere: sizes of large tensors overflow int.
     def get_index_dtype_as_torch_dtype(self) -> torch.dtype:
@@ -136,7 +151,11 @@ class OpenCLKernel(SIMDKernel):
     # ---- loads and stores -----------------------------------------------------------------------
     def load(self, name: str, index: sympy.Expr) -> CSEVariable:
         var = self.args.input(name)
-        index_str = self.index_to_str(self.prepare_indexing(index))
+        index = self.prepare_indexing(index)
+        if self.is_reduction_kernel() and self.inside_reduction:
+            self.load_layouts.append((self._unit_stride(index, reduction=True),
+                                      self._unit_stride(index, reduction=False)))
+        index_str = self.index_to_str(index)
         dtype = V.graph.get_dtype(name)
         if dtype == torch.float16:
             line = f"vload_half({index_str}, {var})"
@@ -190,6 +209,50 @@ class OpenCLKernel(SIMDKernel):
     def is_reduction_kernel(self) -> bool:
         return self.features.is_reduction()
 
+    # ---- the column form ----------------------------------------------------------------------
+    def _unit_stride(self, index: sympy.Expr, reduction: bool) -> bool:
+        """Whether `index` steps by one element along the innermost variable of the reduction
+        (or of the outputs)."""
+        for symbol in index.free_symbols:
+            entry = self.range_tree_nodes.get(symbol)
+            if entry is not None and entry.root.is_reduction == reduction and entry.divisor == 1:
+                return V.graph.sizevars.stride_vars(index, [symbol])[0] == 1
+        return False
+
+    def _reduction_loops(self) -> int:
+        """How many reduction loops the kernel will have: one per run of nodes between the
+        DisableReduction blocks of its schedule."""
+        loops, inside, nodes = 0, True, 0
+        for node in self.features.node_schedule:
+            if node is DisableReduction or node is EnableReduction:
+                loops += bool(inside and nodes)
+                inside, nodes = node is EnableReduction, 0
+            else:
+                nodes += 1
+        return loops + bool(inside and nodes)
+
+    def _choose_column_form(self) -> None:
+        """Decided at the first reduction, once its loads are known and before any accumulator is
+        declared. Only for one reduction loop: the outputs of a first loop feeding a second would
+        have to live in arrays across the loops over outputs."""
+        r_contiguous = any(r for r, _ in self.load_layouts)
+        x_contiguous = any(x for _, x in self.load_layouts)
+        starts_in_loop = self.features.node_schedule[0] is not DisableReduction
+        self.column = x_contiguous and not r_contiguous and starts_in_loop and self._reduction_loops() == 1
+
+    def _acc(self, var) -> str:
+        """How the code names an accumulator: one per output of the run in the column form."""
+        return f"{var}[xi]" if self.column else str(var)
+
+    def _declare_acc(self, dtype: torch.dtype, init: str | None) -> CSEVariable:
+        if not self.column:
+            return self._declare(self.body, dtype, init)
+        var = self.cse.newvar(dtype=compute_dtype(dtype))
+        self.body.writeline(f"{compute_type(dtype)} {var}[DB_XRUN];")
+        if init is not None:
+            self.body.writeline(f"for (int xi = 0; xi < DB_XRUN; ++xi) {var}[xi] = {init};")
+        return var
+
     # ---- reductions -----------------------------------------------------------------------------
     def _declare(self, buffer: IndentedBuffer, dtype: torch.dtype, init: str | None) -> CSEVariable:
         var = self.cse.newvar(dtype=compute_dtype(dtype))
@@ -210,6 +273,10 @@ class OpenCLKernel(SIMDKernel):
         a tree in local memory, unrolled: a loop around barriers makes PoCL run the code after it
         twice for the first work-item, which repeats side effects such as atomic adds."""
         code = self.post_loop_combine
+        if self.column:
+            results = [self._declare(code, d, self._acc(a)) for a, d in accs]
+            self.outside_loop_vars.update(results)
+            return results
         results = [self._declare(code, d, None) for _, d in accs]
         code.writeline("#ifdef DB_ONE_LANE")
         for r, (a, _) in zip(results, accs):
@@ -249,6 +316,8 @@ class OpenCLKernel(SIMDKernel):
         return var
 
     def _reduction(self, dtype, src_dtype, reduction_type, value):
+        if self.launch_kind != "reduction":
+            self._choose_column_form()
         self.launch_kind = "reduction"
         if reduction_type in ("argmax", "argmin"):
             return self._arg_reduction(src_dtype, reduction_type, value)
@@ -259,37 +328,40 @@ class OpenCLKernel(SIMDKernel):
         acc_dtype = compute_dtype(dtype if reduction_type in ("sum", "prod", "xor_sum") else src_dtype)
         if reduction_type == "any":
             acc_dtype = torch.bool
-        acc = self._declare(self.body, acc_dtype, _identity(reduction_type, acc_dtype))
+        acc = self._declare_acc(acc_dtype, _identity(reduction_type, acc_dtype))
         cast = f"(({compute_type(acc_dtype)})({value}))"
-        self.compute.writeline(f"{acc} = {_combine(reduction_type, acc_dtype, str(acc), cast)};")
+        a = self._acc(acc)
+        self.compute.writeline(f"{a} = {_combine(reduction_type, acc_dtype, a, cast)};")
         (result,) = self._group_combine(
             [(acc, acc_dtype)], lambda a, b: [f"{a[0]} = {_combine(reduction_type, acc_dtype, a[0], b[0])};"])
         return result
 
     def _arg_reduction(self, src_dtype, reduction_type, value):
         vdtype = compute_dtype(src_dtype)
-        best = self._declare(self.body, vdtype, _identity("max" if reduction_type == "argmax" else "min", vdtype))
-        best_i = self._declare(self.body, torch.int64, "-1L")
+        best_var = self._declare_acc(vdtype, _identity("max" if reduction_type == "argmax" else "min", vdtype))
+        best_i_var = self._declare_acc(torch.int64, "-1L")
+        best, best_i = self._acc(best_var), self._acc(best_i_var)
         (rtree,) = [t for t in self.range_trees if t.is_reduction]
         index = rtree.name
         v = f"(({compute_type(vdtype)})({value}))"
-        better = _arg_better(reduction_type, vdtype, v, index, str(best), str(best_i))
+        better = _arg_better(reduction_type, vdtype, v, index, best, best_i)
         self.compute.writeline(f"if ({best_i} < 0 || {better}) {{ {best} = {v}; {best_i} = {index}; }}")
 
         def merge(a, b):
             cond = _arg_better(reduction_type, vdtype, b[0], b[1], a[0], a[1])
             return [f"if ({b[1]} >= 0 && ({a[1]} < 0 || {cond})) {{ {a[0]} = {b[0]}; {a[1]} = {b[1]}; }}"]
 
-        _, index_result = self._group_combine([(best, vdtype), (best_i, torch.int64)], merge)
+        _, index_result = self._group_combine([(best_var, vdtype), (best_i_var, torch.int64)], merge)
         # An empty reduction keeps -1; PyTorch rejects those before they reach a kernel.
         return self._result(torch.int64, f"max({index_result}, 0L)")
 
     def _welford(self, value, combine: bool):
         f = torch.float32
-        mean, m2, weight = (self._declare(self.body, f, "0.0f") for _ in range(3))
+        accs = [self._declare_acc(f, "0.0f") for _ in range(3)]
+        mean, m2, weight = (self._acc(a) for a in accs)
         if combine:
             vm, vm2, vw = value
-            self.compute.splice(self._welford_merge(str(mean), str(m2), str(weight), str(vm), str(vm2), str(vw)))
+            self.compute.splice(self._welford_merge(mean, m2, weight, str(vm), str(vm2), str(vw)))
         else:
             # Welford's update divides once per element, a serial chain no compiler vectorizes.
             # Instead each block of the loop sums v - mean and its square, with the mean of the
@@ -298,7 +370,7 @@ class OpenCLKernel(SIMDKernel):
             # codegen_body); that first block, summed unshifted, adds nothing to m2 (it is exactly 0
             # for one element, and s2 - s1 * d would leave the rounding of v * v under a fused
             # multiply-add, about 0.03 per lane for values near 1000).
-            s1, s2 = self._declare(self.body, f, None), self._declare(self.body, f, None)
+            s1, s2 = (self._acc(self._declare_acc(f, None)) for _ in range(2))
             self.block_start.writeline(f"{s1} = 0.0f; {s2} = 0.0f;")
             self.compute.writeline(f"{{ float d = (float)({value}) - {mean}; {s1} += d; {s2} += d * d; }}")
             self.block_end.writeline(
@@ -309,7 +381,7 @@ class OpenCLKernel(SIMDKernel):
         def merge(a, b):
             return self._welford_merge(*a, *b).splitlines()
 
-        return tuple(self._group_combine([(mean, f), (m2, f), (weight, f)], merge))
+        return tuple(self._group_combine([(a, f) for a in accs], merge))
 
     @staticmethod
     def _welford_merge(mean, m2, weight, b_mean, b_m2, b_weight) -> str:
@@ -347,6 +419,8 @@ class OpenCLKernel(SIMDKernel):
         line = f"long {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
         if entry.root.is_loop:
             self.indexing_code.writeline(line)
+        elif self.is_reduction_kernel():
+            self.x_entries.writeline(line)
         else:
             self.body.writeline(line)
 
@@ -355,59 +429,111 @@ class OpenCLKernel(SIMDKernel):
                 or self.post_loop_store):
             return
         loop_trees = [t for t in self.range_trees if t.is_loop]
+        # In the column form everything after the reduction loop runs in a loop over the outputs.
+        after = self.after_loop if self.column else self.body
         if self.inside_reduction and loop_trees:
             (tree,) = loop_trees
-            blocked = bool(self.block_start)
-            loop = self.body
-            if blocked:
-                # Blocks of the loop for Welford's sums: one element per lane, then twice as many
-                # each time up to WELFORD_BLOCK per lane, so that each block's shift is the mean of
-                # at least as many elements as the block holds (an outlier as a lane's first
-                # element would make a long next block cancel).
-                start, end, step = f"{tree.prefix}block", f"{tree.prefix}block_end", f"{tree.prefix}block_step"
-                numel = f"{tree.prefix}numel"
-                loop.writeline(f"for (long {start} = 0, {step} = RBLOCK; {start} < {numel}; "
-                               f"{start} += {step}, {step} = min(2 * {step}, {WELFORD_BLOCK}L * RBLOCK)) {{")
-                loop.do_indent()
-                loop.writeline(f"const long {end} = min({start} + {step}, {numel});")
-                loop.writeline(f"const float block_count = (float)max(0L, ({end} - {start} - rlane + RBLOCK - 1) / RBLOCK);")
-                loop.splice(self.block_start)
-                first = f"{start} + rlane"
+            if self.column:
+                self._keep_column_loop(tree)
             else:
-                end, first = f"{tree.prefix}numel", "rlane"
-            loop.writeline(f"for (long {tree.name} = {first}; {tree.name} < {end}; {tree.name} += RBLOCK) {{")
-            with loop.indent():
-                # One work-item per row on CPU devices: let the compiler vectorize the row's sums.
-                loop.writeline("#ifdef DB_ONE_LANE")
-                loop.writeline("#pragma clang fp reassociate(on)")
-                loop.writeline("#endif")
-                loop.splice(self.indexing_code)
-                loop.splice(self.loads)
-                loop.splice(self.compute)
-                loop.splice(self.stores)
-            loop.writeline("}")
-            if blocked:
-                loop.splice(self.block_end)
-                loop.do_unindent()
-                loop.writeline("}")
+                self._write_reduction_loop(tree)
             self.cse.invalidate(self.outside_loop_vars)
             tree.cache_clear()
         else:
-            self.body.splice(self.indexing_code)
-            self.body.splice(self.loads)
-            self.body.splice(self.compute)
-            self.body.splice(self.stores)
-        self.body.splice(self.post_loop_combine)
-        self.body.splice(self.post_loop_store)
+            after.splice(self.indexing_code)
+            after.splice(self.loads)
+            after.splice(self.compute)
+            after.splice(self.stores)
+        after.splice(self.post_loop_combine)
+        after.splice(self.post_loop_store)
         for buffer in (self.indexing_code, self.loads, self.compute, self.stores, self.post_loop_combine,
                        self.post_loop_store, self.block_start, self.block_end):
             buffer.clear()
+
+    def _loop_head(self, tree, code: IndentedBuffer) -> str:
+        """Opens the loops over the reduction, with Welford's blocks where it has them; returns
+        how many braces to close."""
+        if not self.block_start:
+            code.writeline(f"for (long {tree.name} = rlane; {tree.name} < {tree.prefix}numel; "
+                           f"{tree.name} += RBLOCK) {{")
+            return 1
+        # Blocks of the loop for Welford's sums: one element per lane, then twice as many each
+        # time up to WELFORD_BLOCK per lane, so that each block's shift is the mean of at least as
+        # many elements as the block holds (an outlier as a lane's first element would make a
+        # long next block cancel).
+        start, end, step = f"{tree.prefix}block", f"{tree.prefix}block_end", f"{tree.prefix}block_step"
+        numel = f"{tree.prefix}numel"
+        code.writeline(f"for (long {start} = 0, {step} = RBLOCK; {start} < {numel}; "
+                       f"{start} += {step}, {step} = min(2 * {step}, {WELFORD_BLOCK}L * RBLOCK)) {{")
+        code.do_indent()
+        code.writeline(f"const long {end} = min({start} + {step}, {numel});")
+        code.writeline(f"const float block_count = (float)max(0L, ({end} - {start} - rlane + RBLOCK - 1) / RBLOCK);")
+        self._per_output(code, self.block_start)
+        code.writeline(f"for (long {tree.name} = {start} + rlane; {tree.name} < {end}; {tree.name} += RBLOCK) {{")
+        return 2
+
+    def _loop_tail(self, code: IndentedBuffer) -> None:
+        code.writeline("}")
+        if self.block_start:
+            self._per_output(code, self.block_end)
+            code.do_unindent()
+            code.writeline("}")
+
+    def _per_output(self, code: IndentedBuffer, lines: IndentedBuffer, with_index: bool = False) -> None:
+        """`lines` as they are, or in the column form once for each output of the run."""
+        if not self.column:
+            code.splice(lines)
+            return
+        code.writeline("#pragma clang loop vectorize(enable)")
+        code.writeline("for (int xi = 0; xi < xcount; ++xi) {")
+        with code.indent():
+            if with_index:
+                code.writeline("const long xindex = xbase + xi;")
+                code.splice(self.x_entries)
+            code.splice(lines)
+        code.writeline("}")
+
+    def _write_reduction_loop(self, tree) -> None:
+        loop = self.body
+        self._loop_head(tree, loop)
+        with loop.indent():
+            # One work-item per row on CPU devices: let the compiler vectorize the row's sums.
+            loop.writeline("#ifdef DB_ONE_LANE")
+            loop.writeline("#pragma clang fp reassociate(on)")
+            loop.writeline("#endif")
+            loop.splice(self.indexing_code)
+            loop.splice(self.loads)
+            loop.splice(self.compute)
+            loop.splice(self.stores)
+        self._loop_tail(loop)
+
+    def _keep_column_loop(self, tree) -> None:
+        """The column form's loop is written by codegen_kernel, once every index variable of the
+        outputs is known (code after the loop may add some)."""
+        inner = IndentedBuffer()
+        for part in (self.indexing_code, self.loads, self.compute, self.stores):
+            inner.splice(part)
+        block_start, block_end = IndentedBuffer(), IndentedBuffer()
+        block_start.splice(self.block_start)
+        block_end.splice(self.block_end)
+        self.column_loop = {"tree": tree, "inner": inner, "block_start": block_start, "block_end": block_end}
+
+    def _write_column_kernel(self, code: IndentedBuffer) -> None:
+        loop = self.column_loop
+        code.splice(self.body)  # the accumulators
+        if loop is not None:
+            self.block_start, self.block_end = loop["block_start"], loop["block_end"]
+            self._loop_head(loop["tree"], code)
+            with code.indent():
+                self._per_output(code, loop["inner"], with_index=True)
+            self._loop_tail(code)
+        self._per_output(code, self.after_loop, with_index=True)
 
     # ---- the kernel ---------------------------------------------------------------------------
     def codegen_kernel(self, name=None) -> str:
         self.codegen_body()
         reduction = self.is_reduction_kernel()
-        self.launch_kind = "reduction" if reduction else "pointwise"
+        self.launch_kind = ("column" if self.column else "reduction") if reduction else "pointwise"
         _, _, args, _ = self.args.python_argdefs()
         params, casts, signature = [], [], ""
         for arg in args:
@@ -440,7 +566,19 @@ class OpenCLKernel(SIMDKernel):
         with code.indent():
             for line in casts:
                 code.writeline(line)
-            if reduction:
+            if reduction and self.column:
+                code.splice(
+                    """
+                    const long xbase = (long)get_global_id(0) * DB_XRUN;
+                    if (xbase >= xnumel) return;
+                    const int xcount = (int)min((long)DB_XRUN, xnumel - xbase);
+                    const int rlane = 0, RBLOCK = 1;
+                    const bool xvalid = true;
+                    """,
+                    strip=True,
+                )
+                self._write_column_kernel(code)
+            elif reduction:
                 code.splice(
                     """
                     #ifdef DB_ONE_LANE
@@ -459,6 +597,8 @@ class OpenCLKernel(SIMDKernel):
                 code.writeline("#ifndef DB_ONE_LANE")
                 code.splice(self.local_buffers)
                 code.writeline("#endif")
+                code.splice(self.x_entries)
+                code.splice(self.body)
             else:
                 # CPU devices: each work-item walks DB_CHUNK consecutive elements in a loop the
                 # compiler vectorizes. GPUs: one work-item per element.
@@ -477,8 +617,7 @@ class OpenCLKernel(SIMDKernel):
                     """,
                     strip=True,
                 )
-            code.splice(self.body)
-            if not reduction:
+                code.splice(self.body)
                 code.writeline("}")
         code.writeline("}")
         return code.getvalue()

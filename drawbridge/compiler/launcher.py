@@ -84,7 +84,7 @@ class OpenCLProgram:
 
 
 class OpenCLKernel:
-    __slots__ = ("name", "signature", "_kernel", "_buffers", "_reduction")
+    __slots__ = ("name", "signature", "_kernel", "_buffers", "_kind")
 
     def __init__(self, name: str, signature: str, kind: str):
         self.name = name
@@ -92,7 +92,7 @@ class OpenCLKernel:
         self._kernel = None
         values = signature.replace("e", "")  # the error flag takes no value
         self._buffers = tuple(i for i, c in enumerate(values) if c == "b")
-        self._reduction = kind == "reduction"
+        self._kind = kind
 
     def bind(self, program) -> None:
         self._kernel = _C._GeneratedKernel(program, self.name, self.signature)
@@ -101,7 +101,7 @@ class OpenCLKernel:
         args = list(args)
         for i in self._buffers:
             args[i] = args[i].data_ptr()
-        if self._reduction:
+        if self._kind == "reduction":
             xnumel, rnumel = int(args[-2]), int(args[-1])
             if xnumel <= 0:
                 return
@@ -113,7 +113,9 @@ class OpenCLKernel:
             global_size = [lanes, (xnumel + rows - 1) // rows * rows]
             local_size = [lanes, rows]
         else:
-            xnumel = int(args[-1])
+            # Pointwise kernels, and column reductions (xnumel before rnumel): on CPU devices each
+            # work-item walks CPU_CHUNK elements (DB_CHUNK, DB_XRUN).
+            xnumel = int(args[-1] if self._kind == "pointwise" else args[-2])
             if xnumel <= 0:
                 return
             if _is_cpu_class(torch.ocl.current_device()):

@@ -11,6 +11,12 @@ MAX_GROUP = 256
 CPU_CHUNK = 64
 
 PRELUDE = f"#define DB_CHUNK {CPU_CHUNK}L\n" + r"""
+// Adjacent outputs each work-item of a column reduction owns (kernel.py).
+#ifdef DB_ONE_LANE
+#define DB_XRUN DB_CHUNK
+#else
+#define DB_XRUN 1
+#endif
 inline long db_floordiv_l(long a, long b) {
   long q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
