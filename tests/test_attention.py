@@ -35,6 +35,11 @@ CASES = {
     "plain": ((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6), {}),
     "causal": ((2, 3, 5, 8), (2, 3, 5, 8), (2, 3, 5, 8), dict(is_causal=True)),
     "causal_rectangular": ((1, 2, 4, 8), (1, 2, 6, 8), (1, 2, 6, 8), dict(is_causal=True)),
+    # Scores of several blocks of query rows (about 4 MiB each, ops/attention.cpp): the causal
+    # mask of the blocks after the first.
+    "causal_several_blocks": ((2, 4, 1000, 16), (2, 4, 1000, 16), (2, 4, 1000, 16), dict(is_causal=True)),
+    "causal_rectangular_several_blocks": ((2, 4, 700, 16), (2, 4, 1000, 16), (2, 4, 1000, 16),
+                                          dict(is_causal=True)),
     "bool_mask": ((2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 8), dict(attn_mask=fully_masked_row_mask())),
     "float_mask": ((2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 8), dict(attn_mask=torch.randn(3, 5, 6))),
     "three_dims_scale": ((4, 5, 8), (4, 6, 8), (4, 6, 8), dict(scale=0.3)),

@@ -142,11 +142,8 @@ struct Attention {
     at::Tensor scores = at::bmm(q.narrow(1, r0, rows), k.narrow(1, 0, n).transpose(1, 2));
     if (bias.defined())
       scores.view({batch, heads, rows, n}).add_(bias.narrow(2, r0, rows).narrow(3, 0, n));
-    if (causal && n > r0 + 1) {  // key j > row i is masked, from row r0 on: keys past r0 in the block
-      at::Tensor future = at::ones({rows, n}, scores.options().dtype(c10::kBool)).triu_(r0 + 1);
-      scores.masked_fill_(future, -std::numeric_limits<double>::infinity());
-    }
-    attention_probabilities_(scores, lse);
+    // Key j > row i is masked: row r0 + i sees keys [0, r0 + i].
+    attention_probabilities_(scores, lse, causal ? r0 + 1 : 0);
     return scores;
   }
 };
@@ -237,7 +234,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     at::Tensor d_scores = at::bmm(d_out_rows, a.v.narrow(1, 0, n).transpose(1, 2));  // dP
     // dS = P * (dP - rowsum(P * dP)), softmax's backward as the CPU computes it (rowsum(dO * O) is
     // the same number, rounded otherwise: 16-bit outputs and near-zero gradients showed it).
-    d_scores.sub_((p * d_scores).sum(-1, /*keepdim=*/true)).mul_(p);
+    attention_score_gradients_(d_scores, p);
     if (want_bias_grad)
       grad_scores.narrow(2, r0, rows).narrow(3, 0, n).copy_(d_scores.view({a.batch, a.heads, rows, n}));
     at::Tensor grad_q_rows = grad_q.narrow(1, r0, rows);

@@ -129,7 +129,7 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
 
 }  // namespace
 
-void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse) {
+void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t causal_keys) {
   TORCH_INTERNAL_ASSERT(scores.is_contiguous() && scores.scalar_type() == c10::kFloat);
   TORCH_INTERNAL_ASSERT(!lse.defined() || (lse.is_contiguous() && lse.scalar_type() == c10::kFloat &&
                                            lse.numel() * scores.size(-1) == scores.numel()));
@@ -138,7 +138,14 @@ void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse) {
   const runtime::BufferRef lse_at = device.memory().resolve((lse.defined() ? lse : scores).const_data_ptr());
   const cl_ulong lse_index = lse_at.offset / sizeof(float);
   launch_contiguous_rows({scores, scores}, scores.dim() - 1, "attention_softmax_rows", c10::kFloat, lse_at.mem,
-                         lse_index, cl_int(lse.defined()));
+                         lse_index, cl_int(lse.defined()), cl_ulong(causal_keys), cl_ulong(scores.size(-2)));
+}
+
+void attention_score_gradients_(at::Tensor& d, const at::Tensor& p) {
+  TORCH_INTERNAL_ASSERT(d.is_contiguous() && p.is_contiguous() && d.sizes() == p.sizes() &&
+                        d.scalar_type() == c10::kFloat && p.scalar_type() == c10::kFloat);
+  if (d.numel() == 0) return;
+  launch_contiguous_rows({d, d, p}, d.dim() - 1, "softmax_backward_rows", c10::kFloat, cl_int(0));
 }
 
 namespace {

@@ -48,15 +48,16 @@ inline ct combine_row(__local ct* scratch, ct v, int is_max) {
 #define ROW_START(name, t, base, off) \
   __global char* name = (__global char*)(base) + (off) + min((ulong)get_global_id(1), rows - 1) * n * sizeof(ST(t))
 
-// m, the largest element of row `in` (operand T1), and sum, the sum of exp(x - m) over the row.
+// m, the largest element of row `in` (operand T1), and sum, the sum of exp(x - m) over the row,
+// into ct variables the caller declares.
 #define ROW_MAX_AND_EXP_SUM(in)                           \
-  ct m = -INFINITY;                                       \
+  m = -INFINITY;                                          \
   ROW_FOR(j) {                                            \
     REASSOCIATE                                           \
     m = fmax(m, TO(CT, LOAD(T1, AT(in, T1, j))));         \
   }                                                       \
   m = ROW_MAX(m);                                         \
-  ct sum = 0;                                             \
+  sum = 0;                                                \
   ROW_FOR(j) {                                            \
     REASSOCIATE                                           \
     sum += exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m); \
@@ -69,6 +70,7 @@ __kernel void softmax_rows(__global char* out_base, ulong out_off, __global cons
   const bool valid = get_global_id(1) < rows;
   ROW_START(out, T0, out_base, out_off);
   ROW_START(in, T1, in_base, in_off);
+  ct m, sum;
   ROW_MAX_AND_EXP_SUM(in)
   const ct log_sum = log(sum), inverse = (ct)1 / sum;
   if (!valid) return;
@@ -81,15 +83,22 @@ __kernel void softmax_rows(__global char* out_base, ulong out_off, __global cons
 // Attention's probabilities (ops/attention.cpp): softmax_rows, except that a row without a finite
 // score (it attends to nothing) gets zeros, as PyTorch's _safe_softmax gives, and that each row's
 // logsumexp goes to lse (float, one per row; +inf for such a row, so exp(score - lse) is 0 there)
-// when want_lse is set.
+// when want_lse is set. With causal_keys > 0 the rows are blocks of block_rows query rows, and row
+// i of a block sees its first causal_keys + i keys: the others are masked (probability 0).
 __kernel void attention_softmax_rows(__global char* out_base, ulong out_off, __global const char* in_base,
                                      ulong in_off, ulong n, ulong rows, __global float* lse, ulong lse_index,
-                                     int want_lse) {
+                                     int want_lse, ulong causal_keys, ulong block_rows) {
   ROW_LANES
   const bool valid = get_global_id(1) < rows;
   ROW_START(out, T0, out_base, out_off);
   ROW_START(in, T1, in_base, in_off);
-  ROW_MAX_AND_EXP_SUM(in)
+  const ulong row = min((ulong)get_global_id(1), rows - 1);
+  const ulong seen = causal_keys ? min(n, causal_keys + row % block_rows) : n;
+  ct m, sum;
+  {
+    const ulong n = seen;  // the loops of ROW_MAX_AND_EXP_SUM walk the keys the row sees
+    ROW_MAX_AND_EXP_SUM(in)
+  }
   const bool attends = m != -INFINITY;
   const ct inverse = (ct)1 / sum;
   if (!valid) return;
@@ -97,7 +106,7 @@ __kernel void attention_softmax_rows(__global char* out_base, ulong out_off, __g
   // In place: each j is read, then written. Said, so that the aliasing does not keep it scalar.
   _Pragma("clang loop vectorize(assume_safety)") ROW_FOR(j) {
     const ct p = exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m) * inverse;
-    STORE(T0, AT(out, T0, j), TO(T0, attends ? p : (ct)0));  // exp(-inf - -inf) is NaN
+    STORE(T0, AT(out, T0, j), TO(T0, attends && j < seen ? p : (ct)0));  // exp(-inf - -inf) is NaN
   }
 }
 
@@ -118,7 +127,8 @@ __kernel void softmax_backward_rows(__global char* gi_base, ulong gi_off, __glob
   }
   dot = ROW_SUM(dot);
   if (!valid) return;
-  ROW_FOR(j) {
+  // gi may be grad (attention's backward runs it in place): each j is read, then written.
+  _Pragma("clang loop vectorize(assume_safety)") ROW_FOR(j) {
     const ct g = TO(CT, LOAD(T1, AT(grad, T1, j)));
     const ct y = TO(CT, LOAD(T2, AT(out, T2, j)));
     STORE(T0, AT(gi, T0, j), TO(T0, log_ ? g - exp_arith(y) * dot : y * (g - dot)));
