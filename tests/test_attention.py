@@ -174,3 +174,18 @@ def test_sdpa_kernel_chooses_the_implementation(native_only):
         with pytest.raises(RuntimeError, match="no available kernel"):
             F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)  # the fused kernel has no dropout
     assert "FusedAttentionOverrideable" in F.scaled_dot_product_attention(q, q, q).grad_fn.name()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_logsumexp_over_several_blocks(causal):
+    # The logsumexp the fused forward returns (for its backward and for users of the op), block by
+    # block of query rows: (2, 4, 1000, 16) takes 8 blocks of 128 rows.
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 4, 1000, 16, generator=g) for _ in range(3))
+    out, lse = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(
+        q.to("ocl"), k.to("ocl"), v.to("ocl"), is_causal=causal)[:2]
+    scores = q @ k.transpose(-1, -2) / 4.0
+    if causal:
+        scores = scores.masked_fill(torch.ones(1000, 1000, dtype=torch.bool).triu(1), float("-inf"))
+    torch.testing.assert_close(lse.cpu(), torch.logsumexp(scores, -1), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out.cpu(), torch.softmax(scores, -1) @ v, rtol=1e-5, atol=1e-5)

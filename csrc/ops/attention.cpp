@@ -185,11 +185,9 @@ FusedResult fused_attention(const at::Tensor& query, const at::Tensor& key, cons
   at::Tensor lse_rows = lse.view({bh, length});
   for (int64_t r0 = 0; r0 < length; r0 += step) {
     const int64_t rows = std::min(step, length - r0);
-    at::Tensor block_lse = at::empty({bh, rows}, lse.options());
-    at::Tensor p = a.probabilities(r0, rows, block_lse);
+    at::Tensor p = a.probabilities(r0, rows, lse_rows.narrow(1, r0, rows));
     at::Tensor out_rows = out.narrow(1, r0, rows);
     at::bmm_out(out_rows, p, a.v.narrow(1, 0, a.keys(r0, rows)));
-    lse_rows.narrow(1, r0, rows).copy_(block_lse);
   }
   out = out.view({a.batch, a.heads, length, a.v.size(2)}).to(query.scalar_type());
   if (query.dim() == 3) out = out.squeeze(1);  // the logsumexp stays (1, heads, rows), as the meta function says

@@ -131,14 +131,16 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
 
 void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t causal_keys) {
   TORCH_INTERNAL_ASSERT(scores.is_contiguous() && scores.scalar_type() == c10::kFloat);
-  TORCH_INTERNAL_ASSERT(!lse.defined() || (lse.is_contiguous() && lse.scalar_type() == c10::kFloat &&
-                                           lse.numel() * scores.size(-1) == scores.numel()));
+  const int64_t rows = scores.size(-2);
+  TORCH_INTERNAL_ASSERT(!lse.defined() || (lse.scalar_type() == c10::kFloat && lse.dim() == 2 &&
+                                           lse.size(0) * rows * scores.size(-1) == scores.numel() &&
+                                           lse.size(1) == rows && lse.stride(1) == 1));
   if (scores.numel() == 0) return;
   runtime::Device& device = core::checked_device(scores.device().index());
   const runtime::BufferRef lse_at = device.memory().resolve((lse.defined() ? lse : scores).const_data_ptr());
-  const cl_ulong lse_index = lse_at.offset / sizeof(float);
+  const cl_ulong lse_index = lse_at.offset / sizeof(float), lse_stride = lse.defined() ? lse.stride(0) : 0;
   launch_contiguous_rows({scores, scores}, scores.dim() - 1, "attention_softmax_rows", c10::kFloat, lse_at.mem,
-                         lse_index, cl_int(lse.defined()), cl_ulong(causal_keys), cl_ulong(scores.size(-2)));
+                         lse_index, lse_stride, cl_int(lse.defined()), cl_ulong(causal_keys), cl_ulong(rows));
 }
 
 void attention_score_gradients_(at::Tensor& d, const at::Tensor& p) {

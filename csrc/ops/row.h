@@ -7,7 +7,7 @@ namespace drawbridge::ops {
 
 // In place over the last dim of contiguous float32 `scores` (..., rows, keys): each row's softmax,
 // zeros for a row without a finite score; each row's logsumexp (+inf for such a row) into the
-// contiguous float32 `lse` when it is defined. With causal_keys > 0, row i sees only its first
+// float32 `lse` (..., rows) when it is defined, whose last dim is contiguous. With causal_keys > 0, row i sees only its first
 // causal_keys + i keys (the others get probability 0). For scaled_dot_product_attention
 // (ops/attention.cpp).
 void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t causal_keys);

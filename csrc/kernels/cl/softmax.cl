@@ -83,11 +83,13 @@ __kernel void softmax_rows(__global char* out_base, ulong out_off, __global cons
 // Attention's probabilities (ops/attention.cpp): softmax_rows, except that a row without a finite
 // score (it attends to nothing) gets zeros, as PyTorch's _safe_softmax gives, and that each row's
 // logsumexp goes to lse (float, one per row; +inf for such a row, so exp(score - lse) is 0 there)
-// when want_lse is set. With causal_keys > 0 the rows are blocks of block_rows query rows, and row
-// i of a block sees its first causal_keys + i keys: the others are masked (probability 0).
+// when want_lse is set. The rows are blocks of block_rows query rows (one per batch and head): the
+// logsumexps of block b start lse_block_stride floats after those of block b - 1. With
+// causal_keys > 0, row i of a block sees its first causal_keys + i keys: the others are masked
+// (probability 0).
 __kernel void attention_softmax_rows(__global char* out_base, ulong out_off, __global const char* in_base,
                                      ulong in_off, ulong n, ulong rows, __global float* lse, ulong lse_index,
-                                     int want_lse, ulong causal_keys, ulong block_rows) {
+                                     ulong lse_block_stride, int want_lse, ulong causal_keys, ulong block_rows) {
   ROW_LANES
   const bool valid = get_global_id(1) < rows;
   ROW_START(out, T0, out_base, out_off);
@@ -102,7 +104,8 @@ __kernel void attention_softmax_rows(__global char* out_base, ulong out_off, __g
   const bool attends = m != -INFINITY;
   const ct inverse = (ct)1 / sum;
   if (!valid) return;
-  if (want_lse && lane == 0) lse[lse_index + get_global_id(1)] = attends ? (float)(m + log(sum)) : INFINITY;
+  if (want_lse && lane == 0)
+    lse[lse_index + row / block_rows * lse_block_stride + row % block_rows] = attends ? (float)(m + log(sum)) : INFINITY;
   // In place: each j is read, then written. Said, so that the aliasing does not keep it scalar.
   _Pragma("clang loop vectorize(assume_safety)") ROW_FOR(j) {
     const ct p = exp_arith(TO(CT, LOAD(T1, AT(in, T1, j))) - m) * inverse;
