@@ -1,6 +1,8 @@
 """Layers beyond the everyday ones, forward and backward, against the CPU: transposed convolution,
 unfold/fold, padding modes, upsampling, adaptive max pooling, group norm, embedding_bag and
 embedding's max_norm. The fallback is switched to error, so every op runs natively."""
+import random
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -69,6 +71,29 @@ def test_unfold_and_fold(native_only, kw):
     check_against_cpu(lambda x: F.unfold(x, **kw), (2, 3, 7, 8))
     blocks = F.unfold(torch.zeros(2, 3, 7, 8), **kw).shape
     check_against_cpu(lambda c: F.fold(c, (7, 8), **kw), tuple(blocks))
+
+
+def test_window_geometries_forward_and_backward(native_only):
+    # im2col and col2im split each row of windows into the part that hangs over the image and the
+    # part inside it (cl/windows.cl): seeded kernel sizes, strides, dilations and paddings.
+    rng = random.Random(0)
+    for _ in range(40):
+        k, s, d, p = ((rng.randint(1, lo_hi), rng.randint(1, lo_hi)) for lo_hi in (4, 3, 2, 3))
+        p = (p[0] - 1, p[1] - 1)
+        size = (rng.randint(k[0] * d[0], 13), rng.randint(k[1] * d[1], 13))
+        x, w = torch.randn(2, 3, *size), torch.randn(4, 3, *k)
+        expected = F.conv2d(x, w, stride=s, padding=p, dilation=d)
+        g = torch.randn_like(expected)
+        xo, wo = x.to("ocl").requires_grad_(), w.to("ocl").requires_grad_()
+        got = F.conv2d(xo, wo, stride=s, padding=p, dilation=d)
+        got.backward(g.to("ocl"))
+        x.requires_grad_(), w.requires_grad_()
+        F.conv2d(x, w, stride=s, padding=p, dilation=d).backward(g)
+        for a, b in ((got, expected), (xo.grad, x.grad), (wo.grad, w.grad)):
+            torch.testing.assert_close(a.cpu(), b.detach(), rtol=1e-4, atol=1e-4)
+        columns = F.unfold(x.detach(), k, d, p, s)
+        assert torch.equal(F.unfold(x.detach().to("ocl"), k, d, p, s).cpu(), columns)
+        torch.testing.assert_close(F.fold(columns.to("ocl"), size, k, d, p, s).cpu(), F.fold(columns, size, k, d, p, s))
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])

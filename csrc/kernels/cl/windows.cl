@@ -18,7 +18,17 @@ typedef struct {
 
 #define ELEMENTS(base, offset) ((__global ST(T)*)((base) + (offset)))
 
-// One work-item per (n, row, o_0, o_1), walking o_2.
+// The window positions o_2 in [0, out) that read image positions p = o * stride + first inside
+// [0, extent): [*lo, *hi).
+inline void inside_range(long first, long stride, long extent, long out, long* lo, long* hi) {
+  // o * stride + first >= 0  <=>  o >= ceil(-first / stride); < extent  <=>  o <= floor((extent - 1 - first) / stride)
+  *lo = first >= 0 ? 0 : (-first + stride - 1) / stride;
+  *hi = extent - 1 - first < 0 ? 0 : min(out, (extent - 1 - first) / stride + 1);
+  *lo = min(*lo, *hi);
+}
+
+// One work-item per (n, row, o_0, o_1), walking o_2: zeros where the window hangs over the image's
+// ends, a copy between them (contiguous for unit strides, so that it vectorizes).
 __kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
   const long kernel_size = d.window[0] * d.window[1] * d.window[2];
   const long rows = d.batch * d.channels * kernel_size * d.out[0] * d.out[1];
@@ -36,15 +46,25 @@ __kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
   __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * d.column_stride[1] +
                         (o0 * d.out[1] + o1) * d.out[2];
   const bool inside = p0 >= 0 && p0 < d.image[0] && p1 >= 0 && p1 < d.image[1];
+  const long first = k2 * d.dilation[2] - d.padding[2];  // p_2 = o_2 * stride + first
+  long lo = 0, hi = 0;
+  if (inside) inside_range(first, d.stride[2], d.image[2], d.out[2], &lo, &hi);
   __global const ST(T)* in = ELEMENTS(base1, offset1) + n * d.image_stride[0] + c * d.image_stride[1] +
                              p0 * d.image_stride[2] + p1 * d.image_stride[3];
-  for (long o2 = 0; o2 < d.out[2]; ++o2) {
-    const long p2 = o2 * d.stride[2] - d.padding[2] + k2 * d.dilation[2];
-    out[o2] = inside && p2 >= 0 && p2 < d.image[2] ? in[p2 * d.image_stride[4]] : (ST(T))0;
+  for (long o2 = 0; o2 < lo; ++o2) out[o2] = (ST(T))0;
+  const long step = d.stride[2] * d.image_stride[4];
+  if (step == 1) {
+    for (long o2 = lo; o2 < hi; ++o2) out[o2] = in[o2 + first];
+  } else {
+    for (long o2 = lo; o2 < hi; ++o2) out[o2] = in[(o2 * d.stride[2] + first) * d.image_stride[4]];
   }
+  for (long o2 = hi; o2 < d.out[2]; ++o2) out[o2] = (ST(T))0;
 }
 
-// One work-item per image row (n, c, p_0, p_1), walking p_2; the image is dense.
+// One work-item per image row (n, c, p_0, p_1); the image is dense. Each window offset
+// (k_0, k_1, k_2) that reaches the row adds its column entries to the range of p_2 it covers, in
+// the order of k, so every element is the same sum, in the same order, as gathering it element by
+// element; and no division is left in the loops over p_2.
 __kernel void col2im(WindowDesc d, OPERAND(0), OPERAND(1)) {
   const long kernel_size = d.window[0] * d.window[1] * d.window[2];
   const long rows = d.batch * d.channels * d.image[0] * d.image[1];
@@ -58,23 +78,27 @@ __kernel void col2im(WindowDesc d, OPERAND(0), OPERAND(1)) {
   __global const ST(T)* cols = ELEMENTS(base1, offset1) + n * d.column_stride[0] + c * kernel_size * d.column_stride[1];
   __global ST(T)* out = ELEMENTS(base0, offset0) + ((n * d.channels + c) * d.image[0] + p0) * d.image[1] * d.image[2] +
                         p1 * d.image[2];
-  for (long p2 = 0; p2 < d.image[2]; ++p2) {
-    ST(T) sum = 0;
-    for (long k0 = 0; k0 < d.window[0]; ++k0) {
-      const long q0 = p0 + d.padding[0] - k0 * d.dilation[0];
-      if (q0 < 0 || q0 % d.stride[0] != 0 || q0 / d.stride[0] >= d.out[0]) continue;
-      for (long k1 = 0; k1 < d.window[1]; ++k1) {
-        const long q1 = p1 + d.padding[1] - k1 * d.dilation[1];
-        if (q1 < 0 || q1 % d.stride[1] != 0 || q1 / d.stride[1] >= d.out[1]) continue;
-        for (long k2 = 0; k2 < d.window[2]; ++k2) {
-          const long q2 = p2 + d.padding[2] - k2 * d.dilation[2];
-          if (q2 < 0 || q2 % d.stride[2] != 0 || q2 / d.stride[2] >= d.out[2]) continue;
-          const long k = (k0 * d.window[1] + k1) * d.window[2] + k2;
-          const long o = ((q0 / d.stride[0]) * d.out[1] + q1 / d.stride[1]) * d.out[2] + q2 / d.stride[2];
-          sum += cols[k * d.column_stride[1] + o];
+  for (long p2 = 0; p2 < d.image[2]; ++p2) out[p2] = (ST(T))0;
+  for (long k0 = 0; k0 < d.window[0]; ++k0) {
+    const long q0 = p0 + d.padding[0] - k0 * d.dilation[0];
+    if (q0 < 0 || q0 % d.stride[0] != 0 || q0 / d.stride[0] >= d.out[0]) continue;
+    for (long k1 = 0; k1 < d.window[1]; ++k1) {
+      const long q1 = p1 + d.padding[1] - k1 * d.dilation[1];
+      if (q1 < 0 || q1 % d.stride[1] != 0 || q1 / d.stride[1] >= d.out[1]) continue;
+      for (long k2 = 0; k2 < d.window[2]; ++k2) {
+        const long k = (k0 * d.window[1] + k1) * d.window[2] + k2;
+        __global const ST(T)* col =
+            cols + k * d.column_stride[1] + ((q0 / d.stride[0]) * d.out[1] + q1 / d.stride[1]) * d.out[2];
+        // Window position o_2 covers image position p_2 = o_2 * stride + first.
+        const long first = k2 * d.dilation[2] - d.padding[2];
+        long lo, hi;
+        inside_range(first, d.stride[2], d.image[2], d.out[2], &lo, &hi);
+        if (d.stride[2] == 1) {
+          for (long o2 = lo; o2 < hi; ++o2) out[o2 + first] += col[o2];
+        } else {
+          for (long o2 = lo; o2 < hi; ++o2) out[o2 * d.stride[2] + first] += col[o2];
         }
       }
     }
-    out[p2] = sum;
   }
 }
