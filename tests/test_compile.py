@@ -143,17 +143,25 @@ def test_compiled_ops_match_cpu(name):
     assert_close_to_cpu(compiled(fn, *args), fn(*args), atol=tol, rtol=tol)
 
 
-@pytest.mark.parametrize("fn, column", [(lambda x: x.sum(0), True), (lambda x: torch.var_mean(x, 0), True),
-                                        (lambda x: x.sum(1), False), (lambda x: torch.softmax(x, 0), False)],
-                         ids=["sum0", "var_mean0", "sum1", "softmax0"])
-def test_reductions_along_rows_walk_runs_of_adjacent_outputs(fn, column, tmp_path, monkeypatch):
-    # One reduction loop over inputs contiguous along the outputs takes the column form (see
-    # drawbridge/compiler/kernel.py); a softmax over dim 0 needs two loops and keeps the row form.
+# Each reduction form (drawbridge/compiler/kernel.py) and the line of its loop that says which.
+FORM_LINES = {"column": "xbase + xi", "runs": "r0_run + ri", "blocks": "r0_block_end"}
+
+
+@pytest.mark.parametrize("fn, forms", [(lambda x: x.sum(0), ["column"]),
+                                       (lambda x: torch.var_mean(x, 0), ["column", "blocks"]),
+                                       (lambda x: x.sum(1), ["runs"]), (lambda x: torch.softmax(x, 0), ["runs"]),
+                                       (lambda x: (x.amax(1), x.argmin(1)), ["runs"]),
+                                       (lambda x: torch.var_mean(x, 1), ["blocks"])],
+                         ids=["sum0", "var_mean0", "sum1", "softmax0", "amax_argmin1", "var_mean1"])
+def test_reduction_forms(fn, forms, tmp_path, monkeypatch):
+    # One reduction loop over inputs contiguous along the outputs takes the column form; a
+    # softmax over dim 0 needs two loops and takes the row form, whose lanes walk runs of
+    # elements, except with Welford's blocks.
     monkeypatch.setenv("DRAWBRIDGE_COMPILE_SOURCE_DIR", str(tmp_path))
     x = torch.randn(200, 150)
     assert_close_to_cpu(compiled(fn, x), fn(x), atol=1e-4, rtol=1e-4)
     (source,) = [p.read_text() for p in tmp_path.glob("*.cl")]
-    assert ("xbase + xi" in source) == column
+    assert [f for f, line in FORM_LINES.items() if line in source] == forms
 
 
 def test_backend_ocl_fullgraph_and_max_autotune_mode():

@@ -11,7 +11,13 @@ A reduction whose inputs are contiguous along the outputs and not along the redu
 the rows of a matrix: bias and norm-weight gradients) is a *column* reduction instead: each
 work-item owns DB_XRUN adjacent outputs with an accumulator each, and walks the reduction with
 the run of outputs as its inner loop — contiguous loads on CPU devices, which vectorize, and
-coalesced ones on GPUs, where DB_XRUN is 1."""
+coalesced ones on GPUs, where DB_XRUN is 1.
+
+In the row form each lane walks its part of the reduction in runs of DB_RRUN adjacent elements
+(16 on CPU devices, 1 on GPUs) with an accumulator per element of the run: the run is an inner
+loop of independent accumulations, which vectorizes where a single running max or argmax would
+not (LLVM vectorizes no such reduction without no-NaN flags). Welford's blocks keep one
+accumulator per lane: their sums vectorize as they are."""
 
 from __future__ import annotations
 
@@ -134,6 +140,7 @@ class OpenCLKernel(SIMDKernel):
         # first reduction, the reduction loop's parts and what follows it (see _assemble_column).
         self.x_entries = IndentedBuffer()
         self.column = False
+        self.run_form = False
         self.load_layouts: list[tuple[bool, bool]] = []
         self.column_loop: dict | None = None
         self.after_loop = IndentedBuffer()
@@ -231,26 +238,31 @@ class OpenCLKernel(SIMDKernel):
                 nodes += 1
         return loops + bool(inside and nodes)
 
-    def _choose_column_form(self) -> None:
+    def _choose_form(self) -> None:
         """Decided at the first reduction, once its loads are known and before any accumulator is
-        declared. Only for one reduction loop: the outputs of a first loop feeding a second would
-        have to live in arrays across the loops over outputs."""
+        declared. The column form only for one reduction loop: the outputs of a first loop feeding
+        a second would have to live in arrays across the loops over outputs."""
         r_contiguous = any(r for r, _ in self.load_layouts)
         x_contiguous = any(x for _, x in self.load_layouts)
         starts_in_loop = self.features.node_schedule[0] is not DisableReduction
         self.column = x_contiguous and not r_contiguous and starts_in_loop and self._reduction_loops() == 1
+        welford = any(getattr(getattr(node.node, "data", None), "reduction_type", None)
+                      in ("welford_reduce", "welford_combine") for node in self.features.reduction_nodes())
+        self.run_form = not self.column and not welford
 
     def _acc(self, var) -> str:
-        """How the code names an accumulator: one per output of the run in the column form."""
-        return f"{var}[xi]" if self.column else str(var)
+        """How the code names an accumulator: one per output of the run in the column form, one per
+        element of the run in the row form's runs."""
+        return f"{var}[xi]" if self.column else f"{var}[ri]" if self.run_form else str(var)
 
     def _declare_acc(self, dtype: torch.dtype, init: str | None) -> CSEVariable:
-        if not self.column:
+        if not (self.column or self.run_form):
             return self._declare(self.body, dtype, init)
+        index, size = ("xi", "DB_XRUN") if self.column else ("ri", "DB_RRUN")
         var = self.cse.newvar(dtype=compute_dtype(dtype))
-        self.body.writeline(f"{compute_type(dtype)} {var}[DB_XRUN];")
+        self.body.writeline(f"{compute_type(dtype)} {var}[{size}];")
         if init is not None:
-            self.body.writeline(f"for (int xi = 0; xi < DB_XRUN; ++xi) {var}[xi] = {init};")
+            self.body.writeline(f"for (int {index} = 0; {index} < {size}; ++{index}) {var}[{index}] = {init};")
         return var
 
     # ---- reductions -----------------------------------------------------------------------------
@@ -277,13 +289,22 @@ class OpenCLKernel(SIMDKernel):
             results = [self._declare(code, d, self._acc(a)) for a, d in accs]
             self.outside_loop_vars.update(results)
             return results
+        lane_values = [str(a) for a, _ in accs]
+        if self.run_form:
+            # The run's accumulators into the first, in the order of the elements.
+            lane_values = [f"{a}[0]" for a, _ in accs]
+            code.writeline("for (int ri = 1; ri < DB_RRUN; ++ri) {")
+            with code.indent():
+                for statement in combine(lane_values, [f"{a}[ri]" for a, _ in accs]):
+                    code.writeline(statement)
+            code.writeline("}")
         results = [self._declare(code, d, None) for _, d in accs]
         code.writeline("#ifdef DB_ONE_LANE")
-        for r, (a, _) in zip(results, accs):
+        for r, a in zip(results, lane_values):
             code.writeline(f"{r} = {a};")
         code.writeline("#else")
         bufs = [self._local_buffer(d) for _, d in accs]
-        for buf, (a, _) in zip(bufs, accs):
+        for buf, a in zip(bufs, lane_values):
             code.writeline(f"{buf}[slot] = {a};")
         step = MAX_GROUP // 2
         while step:
@@ -317,7 +338,7 @@ class OpenCLKernel(SIMDKernel):
 
     def _reduction(self, dtype, src_dtype, reduction_type, value):
         if self.launch_kind != "reduction":
-            self._choose_column_form()
+            self._choose_form()
         self.launch_kind = "reduction"
         if reduction_type in ("argmax", "argmin"):
             return self._arg_reduction(src_dtype, reduction_type, value)
@@ -356,6 +377,7 @@ class OpenCLKernel(SIMDKernel):
         return self._result(torch.int64, f"max({index_result}, 0L)")
 
     def _welford(self, value, combine: bool):
+        assert not self.run_form, "torch.compile on ocl: a Welford reduction in a kernel laid out in runs"
         f = torch.float32
         accs = [self._declare_acc(f, "0.0f") for _ in range(3)]
         mean, m2, weight = (self._acc(a) for a in accs)
@@ -450,13 +472,24 @@ class OpenCLKernel(SIMDKernel):
                        self.post_loop_store, self.block_start, self.block_end):
             buffer.clear()
 
-    def _loop_head(self, tree, code: IndentedBuffer) -> str:
-        """Opens the loops over the reduction, with Welford's blocks where it has them; returns
-        how many braces to close."""
+    def _loop_head(self, tree, code: IndentedBuffer) -> None:
+        """Opens the loops over the reduction: in runs, or in Welford's blocks where it has them
+        (_loop_tail closes them)."""
+        if self.run_form:
+            run, count, numel = f"{tree.prefix}run", f"{tree.prefix}count", f"{tree.prefix}numel"
+            code.writeline(f"for (long {run} = rlane * DB_RRUN; {run} < {numel}; {run} += RBLOCK * DB_RRUN) {{")
+            code.do_indent()
+            code.writeline(f"const int {count} = (int)min((long)DB_RRUN, {numel} - {run});")
+            code.writeline("#pragma clang loop vectorize(enable)")
+            code.writeline(f"for (int ri = 0; ri < {count}; ++ri) {{")
+            code.do_indent()
+            code.writeline(f"const long {tree.name} = {run} + ri;")
+            code.do_unindent()
+            return
         if not self.block_start:
             code.writeline(f"for (long {tree.name} = rlane; {tree.name} < {tree.prefix}numel; "
                            f"{tree.name} += RBLOCK) {{")
-            return 1
+            return
         # Blocks of the loop for Welford's sums: one element per lane, then twice as many each
         # time up to WELFORD_BLOCK per lane, so that each block's shift is the mean of at least as
         # many elements as the block holds (an outlier as a lane's first element would make a
@@ -470,10 +503,12 @@ class OpenCLKernel(SIMDKernel):
         code.writeline(f"const float block_count = (float)max(0L, ({end} - {start} - rlane + RBLOCK - 1) / RBLOCK);")
         self._per_output(code, self.block_start)
         code.writeline(f"for (long {tree.name} = {start} + rlane; {tree.name} < {end}; {tree.name} += RBLOCK) {{")
-        return 2
 
     def _loop_tail(self, code: IndentedBuffer) -> None:
         code.writeline("}")
+        if self.run_form:
+            code.do_unindent()
+            code.writeline("}")
         if self.block_start:
             self._per_output(code, self.block_end)
             code.do_unindent()
@@ -497,10 +532,11 @@ class OpenCLKernel(SIMDKernel):
         loop = self.body
         self._loop_head(tree, loop)
         with loop.indent():
-            # One work-item per row on CPU devices: let the compiler vectorize the row's sums.
-            loop.writeline("#ifdef DB_ONE_LANE")
-            loop.writeline("#pragma clang fp reassociate(on)")
-            loop.writeline("#endif")
+            if not self.run_form:
+                # One work-item per row on CPU devices: let the compiler vectorize Welford's sums.
+                loop.writeline("#ifdef DB_ONE_LANE")
+                loop.writeline("#pragma clang fp reassociate(on)")
+                loop.writeline("#endif")
             loop.splice(self.indexing_code)
             loop.splice(self.loads)
             loop.splice(self.compute)

@@ -11,11 +11,14 @@ MAX_GROUP = 256
 CPU_CHUNK = 64
 
 PRELUDE = f"#define DB_CHUNK {CPU_CHUNK}L\n" + r"""
-// Adjacent outputs each work-item of a column reduction owns (kernel.py).
+// Adjacent outputs each work-item of a column reduction owns, and adjacent elements of a row each
+// lane of a row reduction takes at a time (kernel.py).
 #ifdef DB_ONE_LANE
 #define DB_XRUN DB_CHUNK
+#define DB_RRUN 16
 #else
 #define DB_XRUN 1
+#define DB_RRUN 1
 #endif
 inline long db_floordiv_l(long a, long b) {
   long q = a / b;
