@@ -1,4 +1,5 @@
-// layer_norm and batch_norm, forward and backward, composed of native kernels. Statistics are
+// layer_norm and batch_norm, forward and backward: layer_norm's normalization (and its input's
+// gradient) as one row kernel (ops/row.h), the rest composed of native kernels. Statistics are
 // computed in float32 for float16/bfloat16 inputs (as the CPU and CUDA do) and the results are
 // cast back; batch_norm updates the running statistics in place with the unbiased variance.
 // renorm rescales slices by their norms.
@@ -6,6 +7,7 @@
 #include <torch/library.h>
 
 #include "ops/pointwise.h"
+#include "ops/row.h"
 
 namespace drawbridge::ops {
 
@@ -14,6 +16,20 @@ namespace {
 at::Tensor wide(const at::Tensor& t) { return t.to(kernels::compute_type(t.scalar_type())); }
 
 bool present(const std::optional<at::Tensor>& t) { return t && t->defined(); }
+
+// The row kernels of cl/softmax.cl serve float32, float16 and bfloat16 inputs whose weight and bias
+// share their dtype (statistics in float32); the composition below serves the rest (float64 keeps
+// its statistics in float64).
+bool rows_kernel_serves(const at::Tensor& input, const std::optional<at::Tensor>& weight,
+                        const std::optional<at::Tensor>& bias) {
+  const c10::ScalarType type = input.scalar_type();
+  if (type != c10::kFloat && type != c10::kHalf && type != c10::kBFloat16) return false;
+  return (!present(weight) || weight->scalar_type() == type) && (!present(bias) || bias->scalar_type() == type);
+}
+
+at::Tensor flat_or_undefined(const std::optional<at::Tensor>& t) {
+  return present(t) ? t->contiguous().view({-1}) : at::Tensor();
+}
 
 // ---- layer_norm -----------------------------------------------------------------------------
 
@@ -38,6 +54,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   const int64_t cols = c10::multiply_integers(normalized_shape);
   if (rows == 0 || cols == 0)
     return {at::empty_like(input), at::empty(stat_shape, input.options()), at::empty(stat_shape, input.options())};
+  if (rows_kernel_serves(input, weight, bias)) {
+    at::Tensor out = at::empty(input.sizes(), input.options());
+    at::Tensor stats = at::empty({2, rows}, input.options().dtype(c10::kFloat));
+    layer_norm_rows(out.view({rows, cols}), input.contiguous().view({rows, cols}), flat_or_undefined(weight),
+                    flat_or_undefined(bias), eps, stats[0], stats[1]);
+    return {out, stats[0].view(stat_shape).to(input.scalar_type()), stats[1].view(stat_shape).to(input.scalar_type())};
+  }
   at::Tensor x = wide(input).reshape({rows, cols});
   auto [var, mean] = at::var_mean(x, {1}, /*correction=*/0, /*keepdim=*/true);
   at::Tensor rstd = var.add_(eps).rsqrt_();
@@ -55,18 +78,27 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   const int64_t rows = c10::multiply_integers(input.sizes().slice(0, axis));
   const int64_t cols = c10::multiply_integers(normalized_shape);
-  at::Tensor x = wide(input).reshape({rows, cols}), g = wide(grad_out).reshape({rows, cols});
-  at::Tensor m = wide(mean).reshape({rows, 1}), r = wide(rstd).reshape({rows, 1});
-  at::Tensor x_hat = (x - m).mul_(r);
+  at::Tensor m = wide(mean).reshape({rows, 1}).contiguous(), r = wide(rstd).reshape({rows, 1}).contiguous();
   at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0] && rows_kernel_serves(input, weight, std::nullopt) &&
+      grad_out.scalar_type() == input.scalar_type()) {
+    grad_input = at::empty(input.sizes(), input.options());
+    layer_norm_backward_rows(grad_input.view({rows, cols}), grad_out.contiguous().view({rows, cols}),
+                             input.contiguous().view({rows, cols}), m.view({rows}), r.view({rows}),
+                             flat_or_undefined(weight));
+    output_mask[0] = false;
+  }
+  const bool weight_grad = output_mask[1] && present(weight), bias_grad = output_mask[2] && present(bias);
+  if (!output_mask[0] && !weight_grad && !bias_grad) return {grad_input, grad_weight, grad_bias};
+  at::Tensor x = wide(input).reshape({rows, cols}), g = wide(grad_out).reshape({rows, cols});
+  at::Tensor x_hat = (x - m).mul_(r);
   if (output_mask[0]) {
     at::Tensor gw = present(weight) ? g * wide(*weight).reshape({1, -1}) : g;
     at::Tensor dx = gw - gw.mean(1, true) - x_hat * (gw * x_hat).mean(1, true);
     grad_input = dx.mul_(r).view(input.sizes()).to(input.scalar_type());
   }
-  if (output_mask[1] && present(weight))
-    grad_weight = (g * x_hat).sum(0).view(normalized_shape).to(weight->scalar_type());
-  if (output_mask[2] && present(bias)) grad_bias = g.sum(0).view(normalized_shape).to(bias->scalar_type());
+  if (weight_grad) grad_weight = (g * x_hat).sum(0).view(normalized_shape).to(weight->scalar_type());
+  if (bias_grad) grad_bias = g.sum(0).view(normalized_shape).to(bias->scalar_type());
   return {grad_input, grad_weight, grad_bias};
 }
 

@@ -143,6 +143,49 @@ void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t
                          lse_index, lse_stride, cl_int(lse.defined()), cl_ulong(causal_keys), cl_ulong(rows));
 }
 
+namespace {
+
+// A contiguous tensor as a kernel's buffer and byte offset, or `fallback`'s buffer (never read)
+// where it is undefined.
+std::pair<cl_mem, cl_ulong> buffer_and_offset(const at::Tensor& t, const at::Tensor& fallback) {
+  const at::Tensor& held = t.defined() ? t : fallback;
+  const runtime::BufferRef ref = core::checked_device(held.device().index()).memory().resolve(held.const_data_ptr());
+  return {ref.mem, ref.offset};
+}
+
+// A contiguous float32 tensor as a kernel's buffer and element index.
+std::pair<cl_mem, cl_ulong> floats(const at::Tensor& t) {
+  TORCH_INTERNAL_ASSERT(t.is_contiguous() && t.scalar_type() == c10::kFloat);
+  const auto [mem, offset] = buffer_and_offset(t, t);
+  return {mem, offset / sizeof(float)};
+}
+
+}  // namespace
+
+void layer_norm_rows(const at::Tensor& out, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                     double eps, const at::Tensor& mean, const at::Tensor& rstd) {
+  TORCH_INTERNAL_ASSERT(x.is_contiguous() && out.is_contiguous());
+  if (x.numel() == 0) return;
+  const auto [w_mem, w_off] = buffer_and_offset(weight, x);
+  const auto [b_mem, b_off] = buffer_and_offset(bias, x);
+  const auto [m_mem, m_index] = floats(mean);
+  const auto [r_mem, r_index] = floats(rstd);
+  const cl_int affine = (weight.defined() ? 1 : 0) | (bias.defined() ? 2 : 0);
+  launch_contiguous_rows({out, x}, x.dim() - 1, "layer_norm_rows", c10::kFloat, m_mem, m_index, r_mem, r_index, w_mem,
+                         w_off, b_mem, b_off, affine, static_cast<float>(eps));
+}
+
+void layer_norm_backward_rows(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& x,
+                              const at::Tensor& mean, const at::Tensor& rstd, const at::Tensor& weight) {
+  TORCH_INTERNAL_ASSERT(grad_input.is_contiguous() && grad.is_contiguous() && x.is_contiguous());
+  if (x.numel() == 0) return;
+  const auto [w_mem, w_off] = buffer_and_offset(weight, x);
+  const auto [m_mem, m_index] = floats(mean);
+  const auto [r_mem, r_index] = floats(rstd);
+  launch_contiguous_rows({grad_input, grad, x}, x.dim() - 1, "layer_norm_backward_rows", c10::kFloat, m_mem, m_index,
+                         r_mem, r_index, w_mem, w_off, cl_int(weight.defined()));
+}
+
 void attention_score_gradients_(at::Tensor& d, const at::Tensor& p) {
   TORCH_INTERNAL_ASSERT(d.is_contiguous() && p.is_contiguous() && d.sizes() == p.sizes() &&
                         d.scalar_type() == c10::kFloat && p.scalar_type() == c10::kFloat);

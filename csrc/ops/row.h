@@ -12,6 +12,18 @@ namespace drawbridge::ops {
 // (ops/attention.cpp).
 void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t causal_keys);
 
+// Layer norm over the last dim of contiguous `x` (float32, float16 or bfloat16) into `out` of its
+// shape and dtype: out = (x - mean) * rstd * weight + bias, weight and bias (either may be
+// undefined) contiguous of x's dtype and of the last dim's size; each row's mean and rstd into the
+// contiguous float32 `mean` and `rstd`, one per row. For native_layer_norm (ops/normalization.cpp).
+void layer_norm_rows(const at::Tensor& out, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                     double eps, const at::Tensor& mean, const at::Tensor& rstd);
+
+// The input's gradient of layer_norm_rows into `grad_input`, from `grad` and `x` (of x's dtype and
+// shape), layer_norm_rows' mean and rstd, and the weight (may be undefined).
+void layer_norm_backward_rows(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& x,
+                              const at::Tensor& mean, const at::Tensor& rstd, const at::Tensor& weight);
+
 // In place: scores' gradient from the probabilities' one, d = p * (d - rowsum(p * d)) over the
 // last dim, as softmax's backward; both contiguous float32 of the same shape.
 void attention_score_gradients_(at::Tensor& d, const at::Tensor& p);

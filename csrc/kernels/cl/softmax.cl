@@ -1,5 +1,5 @@
-// softmax / log_softmax and their backward over rows of n contiguous elements: a contiguous
-// tensor's last dim, the common case (cl/row.cl has the general form, one work-item walking each
+// softmax / log_softmax, attention's probabilities and layer norm, and their backward, over rows
+// of n contiguous elements: a contiguous tensor's last dim, the common case (cl/row.cl has the general form, one work-item walking each
 // strided row). Work-group dim 1 numbers rows and dim 0 the lanes of a row, which stride along it
 // and combine through local memory (GPUs). CPU devices get one lane (ONE_LANE): its unit-stride
 // loops are what the compiler vectorizes, so their sums may be reassociated.
@@ -154,4 +154,79 @@ __kernel void softmax_backward_rows(__global char* gi_base, ulong gi_off, __glob
     STORE(T0, AT(gi, T0, j), TO(T0, log_ ? g - exp_arith(y) * dot : y * (g - dot)));
   }
 }
+// Layer norm of each row (ops/normalization.cpp): out = (x - mean) * rstd * weight + bias, with the
+// biased variance from a second pass over the row (the row is in cache; no cancellation as in
+// E[x^2] - mean^2). mean and rstd go to mean[mean_index + row] and rstd[rstd_index + row].
+// affine: 1 with weight, 2 with bias, operands of the input's type (T1).
+__kernel void layer_norm_rows(__global char* out_base, ulong out_off, __global const char* in_base, ulong in_off,
+                              ulong n, ulong rows, __global float* mean_out, ulong mean_index,
+                              __global float* rstd_out, ulong rstd_index, __global const char* weight_base, ulong weight_off, __global const char* bias_base,
+                              ulong bias_off, int affine, float eps) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  const ulong row = min((ulong)get_global_id(1), rows - 1);
+  ROW_START(out, T0, out_base, out_off);
+  ROW_START(in, T1, in_base, in_off);
+  __global const char* weight = (__global const char*)weight_base + weight_off;
+  __global const char* bias = (__global const char*)bias_base + bias_off;
+  ct sum = 0;
+  ROW_FOR(j) {
+    REASSOCIATE
+    sum += TO(CT, LOAD(T1, AT(in, T1, j)));
+  }
+  const ct mean = ROW_SUM(sum) / (ct)n;
+  ct squares = 0;
+  ROW_FOR(j) {
+    REASSOCIATE
+    const ct d = TO(CT, LOAD(T1, AT(in, T1, j))) - mean;
+    squares += d * d;
+  }
+  const ct rstd = rsqrt(ROW_SUM(squares) / (ct)n + (ct)eps);
+  if (!valid) return;
+  if (lane == 0) {
+    mean_out[mean_index + row] = (float)mean;
+    rstd_out[rstd_index + row] = (float)rstd;
+  }
+  ROW_FOR(j) {
+    ct y = (TO(CT, LOAD(T1, AT(in, T1, j))) - mean) * rstd;
+    if (affine & 1) y *= TO(CT, LOAD(T1, AT(weight, T1, j)));
+    if (affine & 2) y += TO(CT, LOAD(T1, AT(bias, T1, j)));
+    STORE(T0, AT(out, T0, j), TO(T0, y));
+  }
+}
+
+// The input's gradient of layer_norm_rows: with xhat = (x - mean) * rstd and gw = grad * weight,
+// gi = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) over each row. Operands: gi (T0), grad (T1),
+// the input (T2); mean and rstd as layer_norm_rows wrote them, weight of the input's type.
+__kernel void layer_norm_backward_rows(__global char* gi_base, ulong gi_off, __global const char* grad_base,
+                                       ulong grad_off, __global const char* in_base, ulong in_off, ulong n, ulong rows,
+                                       __global const float* mean_in, ulong mean_index,
+                                       __global const float* rstd_in, ulong rstd_index,
+                                       __global const char* weight_base, ulong weight_off, int has_weight) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  const ulong row = min((ulong)get_global_id(1), rows - 1);
+  ROW_START(gi, T0, gi_base, gi_off);
+  ROW_START(grad, T1, grad_base, grad_off);
+  ROW_START(in, T2, in_base, in_off);
+  __global const char* weight = (__global const char*)weight_base + weight_off;
+  const ct mean = mean_in[mean_index + row], rstd = rstd_in[rstd_index + row];
+  ct sum_gw = 0, sum_gw_xhat = 0;
+  ROW_FOR(j) {
+    REASSOCIATE
+    ct gw = TO(CT, LOAD(T1, AT(grad, T1, j)));
+    if (has_weight) gw *= TO(CT, LOAD(T2, AT(weight, T2, j)));
+    sum_gw += gw;
+    sum_gw_xhat += gw * ((TO(CT, LOAD(T2, AT(in, T2, j))) - mean) * rstd);
+  }
+  const ct mean_gw = ROW_SUM(sum_gw) / (ct)n, mean_gw_xhat = ROW_SUM(sum_gw_xhat) / (ct)n;
+  if (!valid) return;
+  ROW_FOR(j) {
+    ct gw = TO(CT, LOAD(T1, AT(grad, T1, j)));
+    if (has_weight) gw *= TO(CT, LOAD(T2, AT(weight, T2, j)));
+    const ct xhat = (TO(CT, LOAD(T2, AT(in, T2, j))) - mean) * rstd;
+    STORE(T0, AT(gi, T0, j), TO(T0, rstd * (gw - mean_gw - xhat * mean_gw_xhat)));
+  }
+}
+
 #endif
