@@ -137,7 +137,7 @@ class OpenCLKernel(SIMDKernel):
         self.launch_kind = "pointwise"
         # Reduction kernels: the index variables derived from xindex, declared where each loop
         # over outputs begins; and for the column form, the layouts of the loads seen before the
-        # first reduction, the reduction loop's parts and what follows it (see _assemble_column).
+        # first reduction, the reduction loop's parts and what follows it (see _write_column_kernel).
         self.x_entries = IndentedBuffer()
         self.column = False
         self.run_form = False
@@ -216,7 +216,7 @@ class OpenCLKernel(SIMDKernel):
     def is_reduction_kernel(self) -> bool:
         return self.features.is_reduction()
 
-    # ---- the column form ----------------------------------------------------------------------
+    # ---- the reduction forms -------------------------------------------------------------------
     def _unit_stride(self, index: sympy.Expr, reduction: bool) -> bool:
         """Whether `index` steps by one element along the innermost variable of the reduction
         (or of the outputs)."""
@@ -536,7 +536,7 @@ class OpenCLKernel(SIMDKernel):
         self._loop_head(tree, loop)
         with loop.indent():
             if not self.run_form:
-                # One work-item per row on CPU devices: let the compiler vectorize Welford's sums.
+                # One work-item per row on CPU devices: let the compiler vectorize the row's sums.
                 loop.writeline("#ifdef DB_ONE_LANE")
                 loop.writeline("#pragma clang fp reassociate(on)")
                 loop.writeline("#endif")
