@@ -14,8 +14,11 @@ runtime::Kernel& GeneratedProgram::kernel(int device, const std::string& name) {
   // The kernels use common.clh's conversions and arithmetic math (float compute type). CPU-class
   // devices reduce each row in a single work-item (the launcher gives their reductions one lane):
   // the work-group combines, their local memory and barriers compile out.
+  // Their loops over runs of elements vectorize at the vector unit's width (DB_VECTORIZE): left to
+  // itself, LLVM takes 256-bit vectors on AVX-512 machines.
   std::string options = "-DCT=f32 -DNARGS=1";
-  if (d.properties().cpu_class()) options += " -DDB_ONE_LANE";
+  if (d.properties().cpu_class())
+    options += " -DDB_ONE_LANE -DDB_VECTOR_WIDTH=" + std::to_string(d.properties().native_float_vector_width);
   return runtime::get_kernel(d, label_, kernels::common_source() + "\n" + source_,
                              kernels::program_options(d, options), name);
 }

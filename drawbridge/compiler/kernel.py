@@ -483,7 +483,7 @@ class OpenCLKernel(SIMDKernel):
             code.writeline(f"for (long {run} = rlane * DB_RRUN; {run} < {numel}; {run} += RBLOCK * DB_RRUN) {{")
             code.do_indent()
             code.writeline(f"const int {count} = (int)min((long)DB_RRUN, {numel} - {run});")
-            code.writeline("#pragma clang loop vectorize(enable)")
+            code.writeline("DB_VECTORIZE")
             code.writeline(f"for (int ri = 0; ri < {count}; ++ri) {{")
             code.do_indent()
             code.writeline(f"const long {tree.name} = {run} + ri;")
@@ -522,7 +522,7 @@ class OpenCLKernel(SIMDKernel):
         if not self.column:
             code.splice(lines)
             return
-        code.writeline("#pragma clang loop vectorize(enable)")
+        code.writeline("DB_VECTORIZE")
         code.writeline("for (int xi = 0; xi < xcount; ++xi) {")
         with code.indent():
             if with_index:
@@ -646,7 +646,7 @@ class OpenCLKernel(SIMDKernel):
                     #ifdef DB_ONE_LANE
                     const long xfirst = (long)get_global_id(0) * DB_CHUNK;
                     const long xlast = min(xfirst + DB_CHUNK, xnumel);
-                    #pragma clang loop vectorize(enable)
+                    DB_VECTORIZE
                     for (long xindex = xfirst; xindex < xlast; ++xindex) {
                     #else
                     const long xindex = get_global_id(0);

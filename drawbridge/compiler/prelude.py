@@ -20,6 +20,15 @@ PRELUDE = f"#define DB_CHUNK {CPU_CHUNK}L\n" + r"""
 #define DB_XRUN 1
 #define DB_RRUN 1
 #endif
+// The loops over a run of elements, outputs or a row's elements (CPU devices): vectorized at the
+// vector unit's width, which csrc/compiler passes (LLVM alone takes 256 bits on AVX-512).
+#define DB_PRAGMA(x) _Pragma(#x)
+#define DB_VECTORIZE_WITH(width) DB_PRAGMA(clang loop vectorize(enable) vectorize_width(width))
+#ifdef DB_VECTOR_WIDTH
+#define DB_VECTORIZE DB_VECTORIZE_WITH(DB_VECTOR_WIDTH)
+#else
+#define DB_VECTORIZE DB_PRAGMA(clang loop vectorize(enable))
+#endif
 inline long db_floordiv_l(long a, long b) {
   long q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
