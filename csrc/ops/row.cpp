@@ -127,26 +127,8 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
   return scan_out<2>(self, dim, std::nullopt, out);
 }
 
-}  // namespace
-
-void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t causal_keys) {
-  TORCH_INTERNAL_ASSERT(scores.is_contiguous() && scores.scalar_type() == c10::kFloat);
-  const int64_t rows = scores.size(-2);
-  TORCH_INTERNAL_ASSERT(!lse.defined() || (lse.scalar_type() == c10::kFloat && lse.dim() == 2 &&
-                                           lse.size(0) * rows * scores.size(-1) == scores.numel() &&
-                                           lse.size(1) == rows && lse.stride(1) == 1));
-  if (scores.numel() == 0) return;
-  runtime::Device& device = core::checked_device(scores.device().index());
-  const runtime::BufferRef lse_at = device.memory().resolve((lse.defined() ? lse : scores).const_data_ptr());
-  const cl_ulong lse_index = lse_at.offset / sizeof(float), lse_stride = lse.defined() ? lse.stride(0) : 0;
-  launch_contiguous_rows({scores, scores}, scores.dim() - 1, "attention_softmax_rows", c10::kFloat, lse_at.mem,
-                         lse_index, lse_stride, cl_int(lse.defined()), cl_ulong(causal_keys), cl_ulong(rows));
-}
-
-namespace {
-
-// A contiguous tensor as a kernel's buffer and byte offset, or `fallback`'s buffer (never read)
-// where it is undefined.
+// A tensor's buffer and byte offset for a kernel, or `fallback`'s buffer (never read) where it is
+// undefined.
 std::pair<cl_mem, cl_ulong> buffer_and_offset(const at::Tensor& t, const at::Tensor& fallback) {
   const at::Tensor& held = t.defined() ? t : fallback;
   const runtime::BufferRef ref = core::checked_device(held.device().index()).memory().resolve(held.const_data_ptr());
@@ -161,6 +143,19 @@ std::pair<cl_mem, cl_ulong> floats(const at::Tensor& t) {
 }
 
 }  // namespace
+
+void attention_probabilities_(at::Tensor& scores, const at::Tensor& lse, int64_t causal_keys) {
+  TORCH_INTERNAL_ASSERT(scores.is_contiguous() && scores.scalar_type() == c10::kFloat);
+  const int64_t rows = scores.size(-2);
+  TORCH_INTERNAL_ASSERT(!lse.defined() || (lse.scalar_type() == c10::kFloat && lse.dim() == 2 &&
+                                           lse.size(0) * rows * scores.size(-1) == scores.numel() &&
+                                           lse.size(1) == rows && lse.stride(1) == 1));
+  if (scores.numel() == 0) return;
+  const auto [lse_mem, lse_offset] = buffer_and_offset(lse, scores);
+  const cl_ulong lse_index = lse_offset / sizeof(float), lse_stride = lse.defined() ? lse.stride(0) : 0;
+  launch_contiguous_rows({scores, scores}, scores.dim() - 1, "attention_softmax_rows", c10::kFloat, lse_mem,
+                         lse_index, lse_stride, cl_int(lse.defined()), cl_ulong(causal_keys), cl_ulong(rows));
+}
 
 void layer_norm_rows(const at::Tensor& out, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                      double eps, const at::Tensor& mean, const at::Tensor& rstd) {
