@@ -23,19 +23,21 @@ def free_port():
 
 
 def torchrun(script, *args, nproc=2, nnodes=1, timeout=300, env=None):
-    """Runs `script` with torchrun (nnodes launches on this host, rendezvous'd); returns stdout."""
+    """Runs `script` with torchrun (nnodes launches on this host, rendezvous'd); returns stdout.
+    stderr stays apart: a rank's warning written there could otherwise land inside another rank's
+    line of stdout."""
     port = free_port()
     launches = []
     for node in range(nnodes):
         where = ["--standalone"] if nnodes == 1 else [
             f"--nnodes={nnodes}", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=occl-test"]
         cmd = [sys.executable, "-m", "torch.distributed.run", *where, f"--nproc-per-node={nproc}", script, *args]
-        launches.append(subprocess.Popen(cmd, cwd=WORKERS, env={**ENV, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         text=True))
-    outputs = [p.communicate(timeout=timeout)[0] for p in launches]
-    for p, out in zip(launches, outputs):
-        assert p.returncode == 0, out[-6000:]
-    return "".join(outputs)
+        launches.append(subprocess.Popen(cmd, cwd=WORKERS, env={**ENV, **(env or {})}, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True))
+    outputs = [p.communicate(timeout=timeout) for p in launches]
+    for p, (out, err) in zip(launches, outputs):
+        assert p.returncode == 0, (out + err)[-6000:]
+    return "".join(out for out, _ in outputs)
 
 
 def assert_every_rank(output, size, words):
