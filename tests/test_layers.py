@@ -1,5 +1,5 @@
 """Layers beyond the everyday ones, forward and backward, against the CPU: transposed convolution,
-unfold/fold, padding modes, upsampling, adaptive max pooling, group norm, embedding_bag and
+unfold/fold, padding modes, upsampling, adaptive max pooling, group and batch norm, embedding_bag and
 embedding's max_norm. The fallback is switched to error, so every op runs natively."""
 import random
 
@@ -154,6 +154,30 @@ def test_adaptive_max_pool1d(native_only):
 def test_group_norm(native_only, groups):
     check_against_cpu(lambda x, w, b: F.group_norm(x, groups, w, b), (3, 4, 5, 2), (4,), (4,))
     check_against_cpu(lambda x: F.group_norm(x, groups), (2, 4, 7))
+
+
+# Training-mode batch norm is one kernel each way for float32, float16 and bfloat16 (channels of
+# N runs of the spatial size; GPUs' lanes cross the runs): 1-d to 3-d, a channel of many runs of one
+# element, affine or not, with running statistics updated, all gradients.
+@pytest.mark.parametrize("shape,affine", [((8, 16, 12, 12), True), ((4, 3, 5), True), ((64, 7), True),
+                                          ((2, 5, 3, 4, 6), False), ((3, 300, 2, 2), True)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_batch_norm_training(native_only, shape, affine, dtype):
+    g = torch.Generator().manual_seed(0)
+    channels = shape[1]
+    x = (torch.randn(shape, generator=g) * 3 + 1).to(dtype)
+    params = [torch.randn(channels, generator=g).to(dtype) for _ in range(2)] if affine else []
+    upstream = torch.randn(shape, generator=g).to(dtype)
+    results = {}
+    for device in ("cpu", "ocl"):
+        inputs = [t.to(device).requires_grad_() for t in [x, *params]]
+        running = [torch.zeros(channels, dtype=dtype, device=device), torch.ones(channels, dtype=dtype, device=device)]
+        y = F.batch_norm(inputs[0], *running, *(inputs[1:] or [None, None]), training=True, momentum=0.3)
+        grads = torch.autograd.grad(y, inputs, upstream.to(device))
+        results[device] = [t.cpu().float() for t in [y, *grads, *running]]
+    tolerance = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    for got, expected in zip(results["ocl"], results["cpu"], strict=True):
+        torch.testing.assert_close(got, expected, **tolerance)
 
 
 def test_addbmm(native_only):

@@ -1,5 +1,6 @@
 // layer_norm and batch_norm, forward and backward: layer_norm's normalization (and its input's
-// gradient) as one row kernel (ops/row.h), the rest composed of native kernels. Statistics are
+// gradient) and training-mode batch_norm (forward and backward) as one kernel each (ops/row.h),
+// the rest composed of native kernels. Statistics are
 // computed in float32 for float16/bfloat16 inputs (as the CPU and CUDA do) and the results are
 // cast back; batch_norm updates the running statistics in place with the unbiased variance.
 // renorm rescales slices by their norms.
@@ -165,21 +166,39 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   check_vector(bias, "bias");
   check_vector(running_mean, "running_mean");
   check_vector(running_var, "running_var");
-  at::Tensor x = wide(input);
-  auto shape = channel_shape(input);
-  at::Tensor mean, invstd;
-  if (training) {
-    const int64_t n = input.numel() / channels;
-    TORCH_CHECK(n > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
-    auto [var, batch_mean] = at::var_mean(x, reduce_dims(input), /*correction=*/0, /*keepdim=*/false);
-    mean = batch_mean;
-    invstd = (var + eps).rsqrt_();
+  // As on the CPU: the saved statistics have the input's dtype (normalizing used them unrounded,
+  // as CUDA does), and evaluation saves none.
+  auto saved = [&](const at::Tensor& stat) {
+    return training ? stat.to(input.scalar_type()) : at::empty({0}, input.options());
+  };
+  auto update_running_stats = [&](const at::Tensor& mean, const at::Tensor& var) {
+    const int64_t n = channels == 0 ? 0 : input.numel() / channels;
     at::NoGradGuard no_grad;
     if (present(running_mean))
       running_mean->mul_(1 - momentum).add_(mean.to(running_mean->scalar_type()), momentum);
     if (present(running_var))
       running_var->mul_(1 - momentum)
           .add_((var * (static_cast<double>(n) / (n - 1))).to(running_var->scalar_type()), momentum);
+  };
+  if (training) {
+    TORCH_CHECK(channels == 0 || input.numel() / channels > 1,
+                "Expected more than 1 value per channel when training, got input size ", input.sizes());
+  }
+  if (training && rows_kernel_serves(input, weight, bias)) {
+    at::Tensor x = input.contiguous(), out = at::empty(input.sizes(), input.options());
+    at::Tensor stats = at::empty({3, channels}, input.options().dtype(c10::kFloat));
+    batch_norm_channels(out, x, flat_or_undefined(weight), flat_or_undefined(bias), eps, stats[0], stats[1], stats[2]);
+    update_running_stats(stats[0], stats[1]);
+    return {out, saved(stats[0]), saved(stats[2])};
+  }
+  at::Tensor x = wide(input);
+  auto shape = channel_shape(input);
+  at::Tensor mean, invstd;
+  if (training) {
+    auto [var, batch_mean] = at::var_mean(x, reduce_dims(input), /*correction=*/0, /*keepdim=*/false);
+    mean = batch_mean;
+    invstd = (var + eps).rsqrt_();
+    update_running_stats(mean, var);
   } else {
     TORCH_CHECK(present(running_mean) && present(running_var),
                 "running_mean and running_var must be defined in evaluation mode");
@@ -189,11 +208,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   at::Tensor out = (x - mean.view(shape)).mul_(invstd.view(shape));
   if (present(weight)) out.mul_(wide(*weight).view(shape));
   if (present(bias)) out.add_(wide(*bias).view(shape));
-  // As on the CPU: the saved statistics have the input's dtype (normalizing used them unrounded,
-  // as CUDA does), and evaluation saves none.
-  auto saved = [&](const at::Tensor& stat) {
-    return training ? stat.to(input.scalar_type()) : at::empty({0}, input.options());
-  };
   return {out.to(input.scalar_type()), saved(mean), saved(invstd)};
 }
 
@@ -202,6 +216,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
     const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
     const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd, bool train, double eps,
     std::array<bool, 3> output_mask) {
+  if (train && rows_kernel_serves(input, weight, std::nullopt) && grad_out.scalar_type() == input.scalar_type()) {
+    const int64_t channels = input.size(1);
+    at::Tensor stats = at::empty({4, channels}, input.options().dtype(c10::kFloat));
+    stats[0].copy_(*save_mean);
+    stats[1].copy_(*save_invstd);
+    at::Tensor grad_input = output_mask[0] ? at::empty(input.sizes(), input.options()) : at::Tensor();
+    batch_norm_backward_channels(grad_input, grad_out.contiguous(), input.contiguous(), stats[0], stats[1],
+                                 flat_or_undefined(weight), stats[2], stats[3]);
+    const c10::ScalarType type = present(weight) ? weight->scalar_type() : c10::kFloat;
+    return {grad_input, output_mask[1] ? stats[2].to(type) : at::Tensor(),
+            output_mask[2] ? stats[3].to(type) : at::Tensor()};
+  }
   auto shape = channel_shape(input);
   auto dims = reduce_dims(input);
   at::Tensor x = wide(input), g = wide(grad_out);

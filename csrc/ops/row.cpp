@@ -56,14 +56,13 @@ bool contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t dim) {
   return true;
 }
 
-// Launches `kernel` of cl/softmax.cl over tensors with contiguous rows along dim (outputs
-// first): buffer and offset of each, the row length, the row count, then `extra`. GPUs get a
-// work-group row of up to 256 lanes per row; CPU devices one lane per row, several rows a group.
+// Launches `kernel` of cl/softmax.cl over `rows` rows (outputs first): buffer and offset of each
+// tensor, the row length n, the row count, then `extra`. GPUs get a work-group row of up to 256
+// lanes per row, enough for its `row_elements`; CPU devices one lane per row, several rows a group.
 template <typename... Extra>
-void launch_contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const char* kernel,
-                            c10::ScalarType compute, const Extra&... extra) {
+void launch_row_groups(std::initializer_list<at::Tensor> tensors, cl_ulong n, cl_ulong rows, cl_ulong row_elements,
+                       const char* kernel, c10::ScalarType compute, const Extra&... extra) {
   const at::Tensor& out = *tensors.begin();
-  const cl_ulong n = out.size(dim), rows = out.numel() / n;
   runtime::Device& device = core::checked_device(out.device().index());
   const bool cpu = device.properties().cpu_class();
   std::string options = " -DNARGS=" + std::to_string(tensors.size()) + " -DCT=" + kernels::dtype_token(compute);
@@ -72,7 +71,7 @@ void launch_contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t d
   if (cpu) options += " -DONE_LANE=1";
   runtime::Kernel& program = kernels::get_kernel(device, "softmax.cl", options, kernel);
   size_t lanes = 1;
-  while (!cpu && lanes < n && lanes < std::min<size_t>(256, program.max_work_group_size)) lanes *= 2;
+  while (!cpu && lanes < row_elements && lanes < std::min<size_t>(256, program.max_work_group_size)) lanes *= 2;
   size_t group_rows = cpu ? 8 : std::max<size_t>(1, std::min<size_t>(256, program.max_work_group_size) / lanes);
   while (group_rows > 1 && group_rows / 2 >= rows) group_rows /= 2;
   const size_t global[2] = {lanes, (rows + group_rows - 1) / group_rows * group_rows};
@@ -89,6 +88,15 @@ void launch_contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t d
   (args.push_back({sizeof(Extra), &extra}), ...);
   c10::DeviceGuard guard(out.device());
   runtime::launch_nd(program, core::current_queue(out.device().index()), 2, global, local, args.data(), args.size());
+}
+
+// launch_row_groups over tensors with contiguous rows along dim.
+template <typename... Extra>
+void launch_contiguous_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const char* kernel,
+                            c10::ScalarType compute, const Extra&... extra) {
+  const at::Tensor& out = *tensors.begin();
+  const cl_ulong n = out.size(dim);
+  launch_row_groups(tensors, n, out.numel() / n, n, kernel, compute, extra...);
 }
 
 template <int Kind>  // 0 cumsum, 1 cumprod, 2 logcumsumexp
@@ -179,6 +187,49 @@ void layer_norm_backward_rows(const at::Tensor& grad_input, const at::Tensor& gr
   const auto [r_mem, r_index] = floats(rstd);
   launch_contiguous_rows({grad_input, grad, x}, x.dim() - 1, "layer_norm_backward_rows", c10::kFloat, m_mem, m_index,
                          r_mem, r_index, w_mem, w_off, cl_int(weight.defined()));
+}
+
+// A contiguous (N, C, spatial...) tensor's channels as launch_row_groups' rows: (n, rows, segments).
+struct Channels {
+  cl_ulong n, rows, segments;
+};
+Channels channels_of(const at::Tensor& x) {
+  TORCH_INTERNAL_ASSERT(x.dim() >= 2 && x.is_contiguous());
+  const cl_ulong rows = x.size(1), segments = x.size(0);
+  return {x.numel() / (rows * segments), rows, segments};
+}
+
+void batch_norm_channels(const at::Tensor& out, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                         double eps, const at::Tensor& mean, const at::Tensor& var, const at::Tensor& invstd) {
+  TORCH_INTERNAL_ASSERT(out.is_contiguous() && out.sizes() == x.sizes());
+  if (x.numel() == 0) return;
+  const Channels ch = channels_of(x);
+  const auto [w_mem, w_off] = buffer_and_offset(weight, x);
+  const auto [b_mem, b_off] = buffer_and_offset(bias, x);
+  const auto [m_mem, m_index] = floats(mean);
+  const auto [v_mem, v_index] = floats(var);
+  const auto [i_mem, i_index] = floats(invstd);
+  const cl_int affine = (weight.defined() ? 1 : 0) | (bias.defined() ? 2 : 0);
+  launch_row_groups({out, x}, ch.n, ch.rows, ch.n * ch.segments, "batch_norm_channels", c10::kFloat, ch.segments,
+                    m_mem, m_index, v_mem, v_index, i_mem, i_index, w_mem, w_off, b_mem, b_off, affine, static_cast<float>(eps));
+}
+
+void batch_norm_backward_channels(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& x,
+                                  const at::Tensor& mean, const at::Tensor& invstd, const at::Tensor& weight,
+                                  const at::Tensor& grad_weight, const at::Tensor& grad_bias) {
+  TORCH_INTERNAL_ASSERT(grad.is_contiguous() && grad.sizes() == x.sizes() &&
+                        (!grad_input.defined() || (grad_input.is_contiguous() && grad_input.sizes() == x.sizes())));
+  if (x.numel() == 0) return;
+  const Channels ch = channels_of(x);
+  const auto [w_mem, w_off] = buffer_and_offset(weight, x);
+  const auto [m_mem, m_index] = floats(mean);
+  const auto [i_mem, i_index] = floats(invstd);
+  const auto [gw_mem, gw_index] = floats(grad_weight);
+  const auto [gb_mem, gb_index] = floats(grad_bias);
+  // Without an input gradient, grad stands in for it: the kernel then writes none.
+  launch_row_groups({grad_input.defined() ? grad_input : grad, grad, x}, ch.n, ch.rows, ch.n * ch.segments,
+                    "batch_norm_backward_channels", c10::kFloat, ch.segments, m_mem, m_index, i_mem, i_index, w_mem,
+                    w_off, cl_int(weight.defined()), gw_mem, gw_index, gb_mem, gb_index, cl_int(grad_input.defined()));
 }
 
 void attention_score_gradients_(at::Tensor& d, const at::Tensor& p) {

@@ -1,4 +1,4 @@
-// softmax / log_softmax, attention's probabilities and layer norm, and their backward, over rows
+// softmax / log_softmax, attention's probabilities, layer norm and batch norm, and their backward, over rows
 // of n contiguous elements: a contiguous tensor's last dim, the common case (cl/row.cl has the general form, one work-item walking each
 // strided row). Work-group dim 1 numbers rows and dim 0 the lanes of a row, which stride along it
 // and combine through local memory (GPUs). CPU devices get one lane (ONE_LANE): its unit-stride
@@ -226,6 +226,106 @@ __kernel void layer_norm_backward_rows(__global char* gi_base, ulong gi_off, __g
     if (has_weight) gw *= TO(CT, LOAD(T2, AT(weight, T2, j)));
     const ct xhat = (TO(CT, LOAD(T2, AT(in, T2, j))) - mean) * rstd;
     STORE(T0, AT(gi, T0, j), TO(T0, rstd * (gw - mean_gw - xhat * mean_gw_xhat)));
+  }
+}
+
+// batch_norm over the channels of a contiguous (N, C, spatial...) tensor: channel c's elements are
+// `segments` runs of n (the spatial size), rows * n apart, and work-group dim 1 numbers channels.
+// e is an element's offset from its channel's first one. GPUs' lanes stride over the channel's
+// elements counted flat; one lane walks each run in a loop the compiler vectorizes.
+#define CHANNEL_START(name, t, base, off) \
+  __global char* name = (__global char*)(base) + (off) + min((ulong)get_global_id(1), rows - 1) * n * sizeof(ST(t))
+#if ONE_LANE
+#define CHANNEL_FOR(e) \
+  for (ulong s_ = 0; s_ < segments; ++s_) for (ulong e = s_ * rows * n, end_ = e + n; e < end_; ++e)
+#else
+#define CHANNEL_FOR(e)                                                                     \
+  for (ulong i_ = lane, e = i_ / n * rows * n + i_ % n; i_ < segments * n; i_ += lanes, \
+             e = i_ / n * rows * n + i_ % n)
+#endif
+
+// Training-mode batch norm: each channel's mean and biased variance (two passes, so the squares
+// do not cancel) into mean_out and var_out, invstd = rsqrt(var + eps) into invstd_out, and
+// out = (x - mean) * invstd * weight + bias.
+__kernel void batch_norm_channels(__global char* out_base, ulong out_off, __global const char* in_base, ulong in_off,
+                                  ulong n, ulong rows, ulong segments, __global float* mean_out, ulong mean_index,
+                                  __global float* var_out, ulong var_index, __global float* invstd_out,
+                                  ulong invstd_index,
+                                  __global const char* weight_base, ulong weight_off,
+                                  __global const char* bias_base, ulong bias_off, int affine, float eps) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  const ulong c = min((ulong)get_global_id(1), rows - 1);
+  CHANNEL_START(out, T0, out_base, out_off);
+  CHANNEL_START(in, T1, in_base, in_off);
+  const ct count = (ct)(segments * n);
+  ct sum = 0;
+  CHANNEL_FOR(e) {
+    REASSOCIATE
+    sum += TO(CT, LOAD(T1, AT(in, T1, e)));
+  }
+  const ct mean = ROW_SUM(sum) / count;
+  ct squares = 0;
+  CHANNEL_FOR(e) {
+    REASSOCIATE
+    const ct d = TO(CT, LOAD(T1, AT(in, T1, e))) - mean;
+    squares += d * d;
+  }
+  const ct var = ROW_SUM(squares) / count, invstd = rsqrt(var + (ct)eps);
+  if (!valid) return;
+  if (lane == 0) {
+    mean_out[mean_index + c] = (float)mean;
+    var_out[var_index + c] = (float)var;
+    invstd_out[invstd_index + c] = (float)invstd;
+  }
+  const ct scale = (affine & 1) ? invstd * TO(CT, LOAD(T1, AT((__global const char*)weight_base + weight_off, T1, c)))
+                                : invstd;
+  const ct shift = (affine & 2) ? TO(CT, LOAD(T1, AT((__global const char*)bias_base + bias_off, T1, c))) : (ct)0;
+  CHANNEL_FOR(e) {
+    STORE(T0, AT(out, T0, e), TO(T0, (TO(CT, LOAD(T1, AT(in, T1, e))) - mean) * scale + shift));
+  }
+}
+
+// Its gradients from the saved mean and invstd: grad_bias = sum(g), grad_weight = sum(g * xhat)
+// (float32, one per channel) and, with input_grad, gi = (g - mean(g) - xhat * mean(g * xhat)) *
+// invstd * weight. Operands: gi (T0), grad (T1), the input (T2); weight of the input's type.
+__kernel void batch_norm_backward_channels(__global char* gi_base, ulong gi_off, __global const char* grad_base,
+                                           ulong grad_off, __global const char* in_base, ulong in_off, ulong n,
+                                           ulong rows, ulong segments, __global const float* mean_in,
+                                           ulong mean_index, __global const float* invstd_in, ulong invstd_index,
+                                           __global const char* weight_base, ulong weight_off, int has_weight,
+                                           __global float* grad_weight, ulong grad_weight_index,
+                                           __global float* grad_bias, ulong grad_bias_index, int input_grad) {
+  ROW_LANES
+  const bool valid = get_global_id(1) < rows;
+  const ulong c = min((ulong)get_global_id(1), rows - 1);
+  CHANNEL_START(gi, T0, gi_base, gi_off);
+  CHANNEL_START(grad, T1, grad_base, grad_off);
+  CHANNEL_START(in, T2, in_base, in_off);
+  const ct mean = mean_in[mean_index + c], invstd = invstd_in[invstd_index + c];
+  ct sum_g = 0, sum_g_centered = 0;
+  CHANNEL_FOR(e) {
+    REASSOCIATE
+    const ct g = TO(CT, LOAD(T1, AT(grad, T1, e)));
+    sum_g += g;
+    sum_g_centered += g * (TO(CT, LOAD(T2, AT(in, T2, e))) - mean);
+  }
+  sum_g = ROW_SUM(sum_g);
+  sum_g_centered = ROW_SUM(sum_g_centered);
+  if (!valid) return;
+  if (lane == 0) {
+    grad_bias[grad_bias_index + c] = (float)sum_g;
+    grad_weight[grad_weight_index + c] = (float)(sum_g_centered * invstd);
+  }
+  if (!input_grad) return;
+  const ct count = (ct)(segments * n), mean_g = sum_g / count;
+  const ct projection = sum_g_centered / count * invstd * invstd;  // mean(g * xhat) / invstd
+  const ct scale =
+      has_weight ? invstd * TO(CT, LOAD(T2, AT((__global const char*)weight_base + weight_off, T2, c))) : invstd;
+  CHANNEL_FOR(e) {
+    const ct g = TO(CT, LOAD(T1, AT(grad, T1, e)));
+    const ct centered = TO(CT, LOAD(T2, AT(in, T2, e))) - mean;
+    STORE(T0, AT(gi, T0, e), TO(T0, (g - mean_g - centered * projection) * scale));
   }
 }
 
