@@ -156,13 +156,14 @@ def test_group_norm(native_only, groups):
     check_against_cpu(lambda x: F.group_norm(x, groups), (2, 4, 7))
 
 
-# Training-mode batch norm is one kernel each way for float32, float16 and bfloat16 (channels of
-# N runs of the spatial size; GPUs' lanes cross the runs): 1-d to 3-d, a channel of many runs of one
-# element, affine or not, with running statistics updated, all gradients.
+# Batch norm is one kernel each way for float32, float16 and bfloat16 (channels of N runs of the
+# spatial size; GPUs' lanes cross the runs): 1-d to 3-d, a channel of many runs of one element,
+# affine or not, training (running statistics updated) and evaluation, all gradients.
 @pytest.mark.parametrize("shape,affine", [((8, 16, 12, 12), True), ((4, 3, 5), True), ((64, 7), True),
                                           ((2, 5, 3, 4, 6), False), ((3, 300, 2, 2), True)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_batch_norm_training(native_only, shape, affine, dtype):
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm(native_only, shape, affine, dtype, training):
     g = torch.Generator().manual_seed(0)
     channels = shape[1]
     x = (torch.randn(shape, generator=g) * 3 + 1).to(dtype)
@@ -171,8 +172,9 @@ def test_batch_norm_training(native_only, shape, affine, dtype):
     results = {}
     for device in ("cpu", "ocl"):
         inputs = [t.to(device).requires_grad_() for t in [x, *params]]
-        running = [torch.zeros(channels, dtype=dtype, device=device), torch.ones(channels, dtype=dtype, device=device)]
-        y = F.batch_norm(inputs[0], *running, *(inputs[1:] or [None, None]), training=True, momentum=0.3)
+        running = [torch.linspace(-1, 1, channels, dtype=dtype, device=device),
+                   torch.linspace(0.5, 2, channels, dtype=dtype, device=device)]
+        y = F.batch_norm(inputs[0], *running, *(inputs[1:] or [None, None]), training=training, momentum=0.3)
         grads = torch.autograd.grad(y, inputs, upstream.to(device))
         results[device] = [t.cpu().float() for t in [y, *grads, *running]]
     tolerance = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)

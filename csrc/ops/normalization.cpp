@@ -1,5 +1,5 @@
 // layer_norm and batch_norm, forward and backward: layer_norm's normalization (and its input's
-// gradient) and training-mode batch_norm (forward and backward) as one kernel each (ops/row.h),
+// gradient) and batch_norm (forward, and backward in training) as one kernel each (ops/row.h),
 // the rest composed of native kernels. Statistics are
 // computed in float32 for float16/bfloat16 inputs (as the CPU and CUDA do) and the results are
 // cast back; batch_norm updates the running statistics in place with the unbiased variance.
@@ -184,11 +184,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
     TORCH_CHECK(channels == 0 || input.numel() / channels > 1,
                 "Expected more than 1 value per channel when training, got input size ", input.sizes());
   }
-  if (training && rows_kernel_serves(input, weight, bias)) {
+  if (rows_kernel_serves(input, weight, bias) && (training || (present(running_mean) && present(running_var)))) {
     at::Tensor x = input.contiguous(), out = at::empty(input.sizes(), input.options());
     at::Tensor stats = at::empty({3, channels}, input.options().dtype(c10::kFloat));
-    batch_norm_channels(out, x, flat_or_undefined(weight), flat_or_undefined(bias), eps, stats[0], stats[1], stats[2]);
-    update_running_stats(stats[0], stats[1]);
+    if (!training) {
+      stats[0].copy_(*running_mean);
+      stats[1].copy_(*running_var);
+    }
+    batch_norm_channels(out, x, flat_or_undefined(weight), flat_or_undefined(bias), eps, stats[0], stats[1], stats[2],
+                        /*given_stats=*/!training);
+    if (training) update_running_stats(stats[0], stats[1]);
     return {out, saved(stats[0]), saved(stats[2])};
   }
   at::Tensor x = wide(input);

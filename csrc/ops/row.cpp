@@ -200,7 +200,8 @@ Channels channels_of(const at::Tensor& x) {
 }
 
 void batch_norm_channels(const at::Tensor& out, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                         double eps, const at::Tensor& mean, const at::Tensor& var, const at::Tensor& invstd) {
+                         double eps, const at::Tensor& mean, const at::Tensor& var, const at::Tensor& invstd,
+                         bool given_stats) {
   TORCH_INTERNAL_ASSERT(out.is_contiguous() && out.sizes() == x.sizes());
   if (x.numel() == 0) return;
   const Channels ch = channels_of(x);
@@ -208,10 +209,11 @@ void batch_norm_channels(const at::Tensor& out, const at::Tensor& x, const at::T
   const auto [b_mem, b_off] = buffer_and_offset(bias, x);
   const auto [m_mem, m_index] = floats(mean);
   const auto [v_mem, v_index] = floats(var);
-  const auto [i_mem, i_index] = floats(invstd);
+  const auto [i_mem, i_index] = given_stats ? std::pair<cl_mem, cl_ulong>{v_mem, v_index} : floats(invstd);
   const cl_int affine = (weight.defined() ? 1 : 0) | (bias.defined() ? 2 : 0);
   launch_row_groups({out, x}, ch.n, ch.rows, ch.n * ch.segments, "batch_norm_channels", c10::kFloat, ch.segments,
-                    m_mem, m_index, v_mem, v_index, i_mem, i_index, w_mem, w_off, b_mem, b_off, affine, static_cast<float>(eps));
+                    m_mem, m_index, v_mem, v_index, i_mem, i_index, w_mem, w_off, b_mem, b_off, affine,
+                    static_cast<float>(eps), cl_int(given_stats));
 }
 
 void batch_norm_backward_channels(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& x,

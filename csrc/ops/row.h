@@ -24,12 +24,15 @@ void layer_norm_rows(const at::Tensor& out, const at::Tensor& x, const at::Tenso
 void layer_norm_backward_rows(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& x,
                               const at::Tensor& mean, const at::Tensor& rstd, const at::Tensor& weight);
 
-// Training-mode batch norm over the channels (dim 1) of contiguous `x` (N, C, spatial...; float32,
-// float16 or bfloat16) into `out` of its shape and dtype: each channel's mean, biased variance and
-// invstd = rsqrt(var + eps) into the contiguous float32 `mean`, `var` and `invstd` (C each), and out = (x - mean) * invstd * weight + bias, weight and bias (either may be undefined)
-// contiguous of x's dtype. For native_batch_norm (ops/normalization.cpp).
+// Batch norm over the channels (dim 1) of contiguous `x` (N, C, spatial...; float32, float16 or
+// bfloat16) into `out` of its shape and dtype: out = (x - mean) * invstd * weight + bias, weight
+// and bias (either may be undefined) contiguous of x's dtype, invstd = rsqrt(var + eps). In
+// training each channel's mean, biased variance and invstd go into the contiguous float32 `mean`,
+// `var` and `invstd` (C each); with given_stats (evaluation), `mean` and `var` are read instead
+// and `invstd` is not used. For native_batch_norm (ops/normalization.cpp).
 void batch_norm_channels(const at::Tensor& out, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                         double eps, const at::Tensor& mean, const at::Tensor& var, const at::Tensor& invstd);
+                         double eps, const at::Tensor& mean, const at::Tensor& var, const at::Tensor& invstd,
+                         bool given_stats);
 
 // Its backward from the saved mean and invstd: the float32 per-channel sums grad_bias = sum(grad)
 // and grad_weight = sum(grad * xhat) (contiguous, C each), and, where `grad_input` is defined

@@ -244,36 +244,45 @@ __kernel void layer_norm_backward_rows(__global char* gi_base, ulong gi_off, __g
              e = i_ / n * rows * n + i_ % n)
 #endif
 
-// Training-mode batch norm: each channel's mean and biased variance (two passes, so the squares
-// do not cancel) into mean_out and var_out, invstd = rsqrt(var + eps) into invstd_out, and
-// out = (x - mean) * invstd * weight + bias.
+// Batch norm: in training (given_stats == 0) each channel's mean and biased variance (two passes,
+// so the squares do not cancel) into mean_out and var_out, invstd = rsqrt(var + eps) into
+// invstd_out; in evaluation mean_out and var_out hold the running statistics to use and nothing
+// is written there. Then out = (x - mean) * invstd * weight + bias.
 __kernel void batch_norm_channels(__global char* out_base, ulong out_off, __global const char* in_base, ulong in_off,
                                   ulong n, ulong rows, ulong segments, __global float* mean_out, ulong mean_index,
                                   __global float* var_out, ulong var_index, __global float* invstd_out,
                                   ulong invstd_index,
                                   __global const char* weight_base, ulong weight_off,
-                                  __global const char* bias_base, ulong bias_off, int affine, float eps) {
+                                  __global const char* bias_base, ulong bias_off, int affine, float eps,
+                                  int given_stats) {
   ROW_LANES
   const bool valid = get_global_id(1) < rows;
   const ulong c = min((ulong)get_global_id(1), rows - 1);
   CHANNEL_START(out, T0, out_base, out_off);
   CHANNEL_START(in, T1, in_base, in_off);
-  const ct count = (ct)(segments * n);
-  ct sum = 0;
-  CHANNEL_FOR(e) {
-    REASSOCIATE
-    sum += TO(CT, LOAD(T1, AT(in, T1, e)));
+  ct mean, var;
+  if (given_stats) {  // the same for the whole launch: every lane reaches the same barriers
+    mean = mean_out[mean_index + c];
+    var = var_out[var_index + c];
+  } else {
+    const ct count = (ct)(segments * n);
+    ct sum = 0;
+    CHANNEL_FOR(e) {
+      REASSOCIATE
+      sum += TO(CT, LOAD(T1, AT(in, T1, e)));
+    }
+    mean = ROW_SUM(sum) / count;
+    ct squares = 0;
+    CHANNEL_FOR(e) {
+      REASSOCIATE
+      const ct d = TO(CT, LOAD(T1, AT(in, T1, e))) - mean;
+      squares += d * d;
+    }
+    var = ROW_SUM(squares) / count;
   }
-  const ct mean = ROW_SUM(sum) / count;
-  ct squares = 0;
-  CHANNEL_FOR(e) {
-    REASSOCIATE
-    const ct d = TO(CT, LOAD(T1, AT(in, T1, e))) - mean;
-    squares += d * d;
-  }
-  const ct var = ROW_SUM(squares) / count, invstd = rsqrt(var + (ct)eps);
+  const ct invstd = rsqrt(var + (ct)eps);
   if (!valid) return;
-  if (lane == 0) {
+  if (lane == 0 && !given_stats) {
     mean_out[mean_index + c] = (float)mean;
     var_out[var_index + c] = (float)var;
     invstd_out[invstd_index + c] = (float)invstd;
