@@ -47,6 +47,30 @@ def test_conv2d_on_both_sides_of_the_one_gemm_line(native_only, image):
     assert F.conv2d(x.to("ocl"), w.to("ocl"), groups=2).stride() == F.conv2d(x, w, groups=2).stride()
 
 
+# With one group and at least 512 output positions a sample, CPU devices have im2col write the
+# packed GEMM's panels directly (PANEL_COLUMNS in cl/windows.cl): whole and partial last panels,
+# strides, dilation, 1-d and 3-d, a strided input, float64, and a transposed convolution's input
+# gradient, which is such a convolution.
+@pytest.mark.parametrize("case", [
+    ((2, 3, 24, 24), (5, 3, 3, 3), dict(padding=1)),
+    ((2, 3, 46, 46), (4, 3, 3, 3), dict(stride=2, padding=1)),
+    ((1, 2, 30, 31), (3, 2, 3, 2), dict(dilation=2, padding=(2, 1))),
+    ((2, 3, 601), (4, 3, 5), dict(padding=2)),
+    ((1, 2, 8, 8, 9), (3, 2, 3, 3, 3), dict(padding=1)),
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_conv_columns_as_gemm_panels(native_only, case, dtype):
+    image, weight, kw = case
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(image)]
+    tolerance = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-10)
+    check_against_cpu(lambda x, w: conv(x.to(dtype), w.to(dtype), **kw), image, weight, **tolerance)
+    if len(image) == 4:
+        wide = image[:-1] + (image[-1] * 2,)  # every other column: a strided input
+        check_against_cpu(lambda x, w: conv(x[..., ::2].to(dtype), w.to(dtype), **kw), wide, weight, **tolerance)
+        check_against_cpu(lambda x, w: F.conv_transpose2d(x.to(dtype), w.to(dtype), padding=1),
+                          (2, 4, 24, 24), (4, 3, 3, 3), **tolerance)
+
+
 @pytest.mark.parametrize("kw", [
     dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(dilation=2, padding=2),
     dict(stride=3, groups=2, output_padding=2),

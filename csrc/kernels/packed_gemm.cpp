@@ -71,27 +71,29 @@ class PackedProduct {
       : device_(device), q_(q), bytes_(c10::elementSize(type)), tile_(tile_for(device, bytes_)),
         options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
 
-  void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta,
-           const BlasMatrix& c, size_t batch) {
+  // B is `b`, or with b_packed its panels, made by the caller for the whole depth.
+  void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const BlasMatrix* b,
+           const runtime::BufferRef* b_packed, double beta, const BlasMatrix& c, size_t batch) {
     const size_t rows_a = panels(m, tile_.mr) * tile_.mr, rows_b = panels(n, tile_.cols()) * tile_.cols();
-    const size_t bytes_per_depth = (rows_a + rows_b) * bytes_;
+    const size_t bytes_per_depth = (rows_a + (b_packed ? 0 : rows_b)) * bytes_;
     const size_t limit = scratch_bytes_for_testing.load() ? scratch_bytes_for_testing.load() : kScratchBytes;
     // Whole matrices in slices of the batch while they fit; else one matrix in slices of the depth.
-    const size_t depth_slice = std::clamp<size_t>(limit / bytes_per_depth, 1, k);
+    const size_t depth_slice = b_packed ? k : std::clamp<size_t>(limit / bytes_per_depth, 1, k);
     const size_t batch_slice = depth_slice < k ? 1 : std::clamp<size_t>(limit / (bytes_per_depth * k), 1, batch);
     c10::DataPtr a_scratch = core::device_allocator().allocate(rows_a * depth_slice * batch_slice * bytes_);
-    c10::DataPtr b_scratch = core::device_allocator().allocate(rows_b * depth_slice * batch_slice * bytes_);
+    c10::DataPtr b_scratch = core::device_allocator().allocate(b_packed ? 0 : rows_b * depth_slice * batch_slice * bytes_);
     const runtime::BufferRef a_panels = device_.memory().resolve(a_scratch.get());
-    const runtime::BufferRef b_panels = device_.memory().resolve(b_scratch.get());
+    runtime::BufferRef b_panels = b_packed ? *b_packed : device_.memory().resolve(b_scratch.get());
     for (size_t b0 = 0; b0 < batch; b0 += batch_slice) {
       const size_t batches = std::min(batch_slice, batch - b0);
       for (size_t d0 = 0; d0 < k; d0 += depth_slice) {
         const size_t depth = std::min(depth_slice, k - d0);
         pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels);
-        pack("pack_b_panels", b_source(b), b0, batches, n, d0, depth, tile_.cols(), b_panels);
+        if (!b_packed) pack("pack_b_panels", b_source(*b), b0, batches, n, d0, depth, tile_.cols(), b_panels);
         // Later slices of the depth add to what the first wrote.
         multiply(m, n, depth, alpha, a_panels, b_panels, d0 == 0 ? beta : 1.0, c, b0, batches);
       }
+      if (b_packed) b_panels.offset += batches * rows_b * k * bytes_;
     }
   }
 
@@ -142,6 +144,10 @@ class PackedProduct {
 
 }  // namespace
 
+size_t packed_gemm_panel_columns(const runtime::Device& device, c10::ScalarType type) {
+  return tile_for(device, c10::elementSize(type)).cols();
+}
+
 bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type) {
   return device.properties().cpu_class() && (type == c10::kFloat || type == c10::kDouble);
 }
@@ -151,7 +157,15 @@ void packed_gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType ty
                  size_t batch) {
   TORCH_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX, "ocl GEMM: a matrix dimension past 2^31 (m=", m, " n=", n,
               " k=", k, ")");
-  PackedProduct(device, q, type).run(m, n, k, alpha, a, b, beta, c, batch);
+  PackedProduct(device, q, type).run(m, n, k, alpha, a, &b, nullptr, beta, c, batch);
+}
+
+void packed_gemm_with_b_panels(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n,
+                               size_t k, double alpha, const BlasMatrix& a, const runtime::BufferRef& b_panels,
+                               double beta, const BlasMatrix& c, size_t batch) {
+  TORCH_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX, "ocl GEMM: a matrix dimension past 2^31 (m=", m, " n=", n,
+              " k=", k, ")");
+  PackedProduct(device, q, type).run(m, n, k, alpha, a, nullptr, &b_panels, beta, c, batch);
 }
 
 void set_packed_gemm_scratch_bytes_for_testing(size_t bytes) { scratch_bytes_for_testing.store(bytes); }

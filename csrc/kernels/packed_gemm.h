@@ -7,6 +7,7 @@
 #include <c10/core/ScalarType.h>
 
 #include "kernels/blas.h"
+#include "runtime/device_memory.h"
 
 namespace drawbridge::kernels {
 
@@ -17,6 +18,17 @@ bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type);
 void packed_gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
                  double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c,
                  size_t batch);
+
+// The columns of one of B's panels on `device` for `type`, for callers that make B's panels
+// themselves (the convolution's im2col writes them directly, saving a pass over the columns).
+size_t packed_gemm_panel_columns(const runtime::Device& device, c10::ScalarType type);
+
+// gemm()'s contract with B given as its panels: for each of the batch's matrices ceil(n / P)
+// panels of k x P elements (P = packed_gemm_panel_columns), element (d, j) of B at
+// ((j / P) * k + d) * P + j % P, zero past column n; b_panels.offset in bytes.
+void packed_gemm_with_b_panels(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n,
+                               size_t k, double alpha, const BlasMatrix& a, const runtime::BufferRef& b_panels,
+                               double beta, const BlasMatrix& c, size_t batch);
 
 // Caps the scratch memory of the packed panels (0: the default), so that the tests reach the
 // slicing of large products by batch and by depth with small ones.

@@ -5,12 +5,14 @@
 // receptive field into columns, CLBlast multiplies them by the weights, and col2im sums columns
 // back into an image. A transposed convolution is the adjoint of the ordinary one whose image is
 // its output, so the three products (correlate, its adjoint, its weight gradient) serve both.
+// On CPU-class devices correlate's im2col writes the packed GEMM's panels directly.
 // unfold/fold (im2col/col2im) are the same two maps.
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
+#include "kernels/packed_gemm.h"
 #include "kernels/pointwise_launcher.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
@@ -88,17 +90,26 @@ WindowDesc window_desc(const ConvGeometry& g, int64_t batch, int64_t channels, C
 }
 
 void launch_windows(const char* name, const char* token, const WindowDesc& desc, const at::Tensor& out,
-                    const at::Tensor& in, int64_t work_items) {
+                    const at::Tensor& in, int64_t work_items, const std::string& extra_options = "") {
   if (work_items == 0) return;
   c10::DeviceGuard guard(out.device());
   runtime::Device& device = core::checked_device(out.device().index());
   runtime::Kernel& kernel =
-      kernels::get_kernel(device, "windows.cl", std::string("-DNARGS=2 -DT=") + token, name);
+      kernels::get_kernel(device, "windows.cl", std::string("-DNARGS=2 -DT=") + token + extra_options, name);
   runtime::BufferRef o = device.memory().resolve(out.const_data_ptr()), i = device.memory().resolve(in.const_data_ptr());
   const cl_ulong o_offset = o.offset, i_offset = i.offset;
   const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
   runtime::launch(kernel, core::current_queue(out.device().index()), (work_items + local - 1) / local, local, desc,
                   o.mem, o_offset, i.mem, i_offset);
+}
+
+// im2col's WindowDesc of `image`, which may be strided.
+WindowDesc image_windows(const at::Tensor& image, const ConvGeometry& g, ColumnLayout layout) {
+  WindowDesc d = window_desc(g, image.size(0), image.size(1), layout);
+  d.image_stride[0] = image.stride(0);
+  d.image_stride[1] = image.stride(1);
+  for (size_t k = 0; k < g.image.size(); ++k) d.image_stride[2 + 3 - g.image.size() + k] = image.stride(2 + k);
+  return d;
 }
 
 // im2col: the columns of the image, zeros where a window hangs over: (N, groups, C/groups * K, L)
@@ -109,10 +120,7 @@ at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g, Colu
   const int64_t rows = channels / g.groups * kernel;
   at::Tensor cols = layout == ColumnLayout::per_sample ? at::empty({n, g.groups, rows, columns}, image.options())
                                                        : at::empty({g.groups, rows, n * columns}, image.options());
-  WindowDesc d = window_desc(g, n, channels, layout);
-  d.image_stride[0] = image.stride(0);
-  d.image_stride[1] = image.stride(1);
-  for (size_t k = 0; k < g.image.size(); ++k) d.image_stride[2 + 3 - g.image.size() + k] = image.stride(2 + k);
+  const WindowDesc d = image_windows(image, g, layout);
   launch_windows("im2col", kernels::raw_token(image.element_size()), d, cols, image,
                  n * channels * kernel * d.out[0] * d.out[1]);
   return cols;
@@ -165,10 +173,48 @@ at::Tensor weight_as_matrix(const at::Tensor& weight, int64_t groups, ColumnLayo
   return layout == ColumnLayout::per_sample ? w.unsqueeze(0) : w;
 }
 
+// correlate's products per sample on CPU-class devices, whose packed GEMM multiplies panels of
+// the columns: im2col writes the panels itself, instead of the columns that the GEMM would then
+// copy into panels (one pass over them fewer). groups == 1, float32 or float64.
+bool columns_as_panels(const at::Tensor& input, const ConvGeometry& g, ColumnLayout layout) {
+  const c10::ScalarType type = kernels::compute_type(input.scalar_type());
+  return layout == ColumnLayout::per_sample && g.groups == 1 &&
+         kernels::packed_gemm_serves(core::checked_device(input.device().index()), type);
+}
+
+// (N, O, L) = weight (O, C * K) @ columns (C * K, L) for each sample, the columns made as panels.
+at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
+  const at::Tensor x = wide(input), w = wide(weight).reshape({weight.size(0), -1}).contiguous();
+  runtime::Device& device = core::checked_device(input.device().index());
+  const int64_t n = x.size(0), out_channels = w.size(0), rows = w.size(1);
+  const int64_t columns = c10::multiply_integers(g.out_size);
+  const int64_t width = kernels::packed_gemm_panel_columns(device, x.scalar_type());
+  const int64_t per_sample = (columns + width - 1) / width * width * rows;
+  at::Tensor panels = at::empty({n * per_sample}, x.options());
+  WindowDesc d = image_windows(x, g, ColumnLayout::per_sample);
+  d.column_stride[0] = per_sample;
+  launch_windows("im2col", kernels::raw_token(x.element_size()), d, panels, x, n * rows * d.out[0] * d.out[1],
+                 " -DPANEL_COLUMNS=" + std::to_string(width));
+  at::Tensor out = at::empty({n, out_channels, columns}, x.options());
+  const runtime::BufferRef w_ref = device.memory().resolve(w.const_data_ptr());
+  const runtime::BufferRef o_ref = device.memory().resolve(out.const_data_ptr());
+  const size_t bytes = x.element_size();
+  const kernels::BlasMatrix a{w_ref.mem, w_ref.offset / bytes, size_t(rows), 0, false};
+  const kernels::BlasMatrix c{o_ref.mem, o_ref.offset / bytes, size_t(columns), size_t(out_channels * columns), false};
+  c10::DeviceGuard guard(input.device());
+  kernels::packed_gemm_with_b_panels(device, core::current_queue(input.device().index()), x.scalar_type(),
+                                     out_channels, columns, rows, 1.0, a, device.memory().resolve(panels.const_data_ptr()),
+                                     0.0, c, n);
+  return out;
+}
+
 // (N, O, out...) = weight (O, C/groups, K...) applied to every window of input (N, C, image...).
 at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
   const int64_t n = input.size(0), out_channels = weight.size(0);
   const ColumnLayout layout = conv_layout(g);
+  std::vector<int64_t> result_shape{n, out_channels};
+  result_shape.insert(result_shape.end(), g.out_size.begin(), g.out_size.end());
+  if (columns_as_panels(input, g, layout)) return correlate_by_panels(input, weight, g).view(result_shape);
   at::Tensor out = at::matmul(weight_as_matrix(weight, g.groups, layout), image_to_columns(wide(input), g, layout));
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());

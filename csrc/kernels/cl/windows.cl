@@ -4,7 +4,8 @@
 // (C * K, N, L) for convolutions, whose whole batch is then one GEMM. K = prod(window), the
 // kernel's extent (`kernel` is a keyword of OpenCL C).
 // A window position reads image position o * stride - padding + k * dilation, or 0 outside the
-// image, so no padded copy of the image is made.
+// image, so no padded copy of the image is made. Built with -DPANEL_COLUMNS=P, im2col writes each
+// sample's columns as the packed GEMM's panels of B instead (kernels/packed_gemm.h).
 //
 // im2col moves raw bits (T is a raw token of the element size); col2im sums in the element type
 // (T is f32, f64, i32 or i64: callers widen float16/bfloat16 first) by gathering, for every image
@@ -43,22 +44,47 @@ __kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
   const long k0 = (row / (d.window[2] * d.window[1])) % d.window[0], c = row / kernel_size;
   const long p0 = o0 * d.stride[0] - d.padding[0] + k0 * d.dilation[0];
   const long p1 = o1 * d.stride[1] - d.padding[1] + k1 * d.dilation[1];
-  __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * d.column_stride[1] +
-                        (o0 * d.out[1] + o1) * d.out[2];
+  const long column0 = (o0 * d.out[1] + o1) * d.out[2];
+  // FOR_O2(a, b, store): runs `store`, which writes out[o2], for o2 in [a, b).
+#ifdef PANEL_COLUMNS
+  // Straight into the packed GEMM's panels of B (kernels/packed_gemm.h): column j of row `row` at
+  // ((j / P) * rows + row) * P + j % P of the sample's panels, column_stride[0] apart. A run of
+  // o_2 is cut where it crosses into the next panel, so that each piece is a contiguous loop.
+  __global ST(T)* panels = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * PANEL_COLUMNS;
+  const long panel_stride = d.channels * kernel_size * PANEL_COLUMNS;
+#define COLUMN(j) (panels + ((j) / PANEL_COLUMNS) * panel_stride + (j) % PANEL_COLUMNS)
+#define FOR_O2(first_o2, last_o2, ...)                                              \
+  for (long s_ = (first_o2), e_; s_ < (last_o2); s_ = e_) {                          \
+    e_ = min((long)(last_o2), s_ + PANEL_COLUMNS - (column0 + s_) % PANEL_COLUMNS);  \
+    __global ST(T)* out = COLUMN(column0 + s_) - s_;                                 \
+    for (long o2 = s_; o2 < e_; ++o2) __VA_ARGS__;                                   \
+  }
+  if (o0 == d.out[0] - 1 && o1 == d.out[1] - 1) {  // the last columns: zero the last panel's rest
+    for (long j = column0 + d.out[2]; j % PANEL_COLUMNS != 0; ++j) *COLUMN(j) = (ST(T))0;
+  }
+#else
+#define FOR_O2(first_o2, last_o2, ...)                                                                       \
+  {                                                                                                          \
+    __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * d.column_stride[1] + column0; \
+    for (long o2 = (first_o2); o2 < (last_o2); ++o2) __VA_ARGS__;                                            \
+  }
+#endif
   const bool inside = p0 >= 0 && p0 < d.image[0] && p1 >= 0 && p1 < d.image[1];
   const long first = k2 * d.dilation[2] - d.padding[2];  // p_2 = o_2 * stride + first
   long lo = 0, hi = 0;
   if (inside) inside_range(first, d.stride[2], d.image[2], d.out[2], &lo, &hi);
   __global const ST(T)* in = ELEMENTS(base1, offset1) + n * d.image_stride[0] + c * d.image_stride[1] +
                              p0 * d.image_stride[2] + p1 * d.image_stride[3];
-  for (long o2 = 0; o2 < lo; ++o2) out[o2] = (ST(T))0;
+  FOR_O2(0, lo, out[o2] = (ST(T))0);
   const long step = d.stride[2] * d.image_stride[4];
   if (step == 1) {
-    for (long o2 = lo; o2 < hi; ++o2) out[o2] = in[o2 + first];
+    FOR_O2(lo, hi, out[o2] = in[o2 + first]);
   } else {
-    for (long o2 = lo; o2 < hi; ++o2) out[o2] = in[(o2 * d.stride[2] + first) * d.image_stride[4]];
+    FOR_O2(lo, hi, out[o2] = in[(o2 * d.stride[2] + first) * d.image_stride[4]]);
   }
-  for (long o2 = hi; o2 < d.out[2]; ++o2) out[o2] = (ST(T))0;
+  FOR_O2(hi, d.out[2], out[o2] = (ST(T))0);
+#undef FOR_O2
+#undef COLUMN
 }
 
 // One work-item per image row (n, c, p_0, p_1); the image is dense. Each window offset
