@@ -47,12 +47,15 @@ def test_conv2d_on_both_sides_of_the_one_gemm_line(native_only, image):
     assert F.conv2d(x.to("ocl"), w.to("ocl"), groups=2).stride() == F.conv2d(x, w, groups=2).stride()
 
 
-# With one group and at least 512 output positions a sample, CPU devices have im2col write the
-# packed GEMM's panels directly (PANEL_COLUMNS in cl/windows.cl): whole and partial last panels,
-# strides, dilation, 1-d and 3-d, a strided input, float64, and a transposed convolution's input
-# gradient, which is such a convolution.
+# With one group, CPU devices have im2col write the packed GEMM's panels directly (PANEL_COLUMNS in
+# cl/windows.cl), per sample (at least 512 output positions) or with the batch in the columns
+# (fewer, so that samples share panels): whole and partial last panels, strides, dilation, 1-d and
+# 3-d, a strided input, float64, and a transposed convolution's input gradient, which is such a
+# convolution.
 @pytest.mark.parametrize("case", [
     ((2, 3, 24, 24), (5, 3, 3, 3), dict(padding=1)),
+    ((4, 8, 7, 7), (6, 8, 3, 3), dict(padding=1)),
+    ((3, 4, 9, 10), (5, 4, 2, 3), dict(stride=(2, 1))),
     ((2, 3, 46, 46), (4, 3, 3, 3), dict(stride=2, padding=1)),
     ((1, 2, 30, 31), (3, 2, 3, 2), dict(dilation=2, padding=(2, 1))),
     ((2, 3, 601), (4, 3, 5), dict(padding=2)),

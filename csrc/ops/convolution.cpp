@@ -5,7 +5,7 @@
 // receptive field into columns, CLBlast multiplies them by the weights, and col2im sums columns
 // back into an image. A transposed convolution is the adjoint of the ordinary one whose image is
 // its output, so the three products (correlate, its adjoint, its weight gradient) serve both.
-// On CPU-class devices correlate's im2col writes the packed GEMM's panels directly.
+// On CPU-class devices correlate's im2col writes the packed GEMM's panels of B directly.
 // unfold/fold (im2col/col2im) are the same two maps.
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
@@ -173,38 +173,41 @@ at::Tensor weight_as_matrix(const at::Tensor& weight, int64_t groups, ColumnLayo
   return layout == ColumnLayout::per_sample ? w.unsqueeze(0) : w;
 }
 
-// correlate's products per sample on CPU-class devices, whose packed GEMM multiplies panels of
-// the columns: im2col writes the panels itself, instead of the columns that the GEMM would then
-// copy into panels (one pass over them fewer). groups == 1, float32 or float64.
-bool columns_as_panels(const at::Tensor& input, const ConvGeometry& g, ColumnLayout layout) {
+// correlate's products on CPU-class devices, whose packed GEMM multiplies panels of the
+// columns: im2col writes the panels itself, instead of the columns that the GEMM would then copy
+// into panels (one pass over them fewer). groups == 1, float32 or float64.
+bool columns_as_panels(const at::Tensor& input, const ConvGeometry& g) {
   const c10::ScalarType type = kernels::compute_type(input.scalar_type());
-  return layout == ColumnLayout::per_sample && g.groups == 1 &&
-         kernels::packed_gemm_serves(core::checked_device(input.device().index()), type);
+  return g.groups == 1 && kernels::packed_gemm_serves(core::checked_device(input.device().index()), type);
 }
 
-// (N, O, L) = weight (O, C * K) @ columns (C * K, L) for each sample, the columns made as panels.
-at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
+// weight (O, C * K) @ columns (C * K, L) for each sample, (N, O, L); or with the batch in the
+// columns, weight @ (C * K, N * L), (O, N * L). The columns are made as the GEMM's panels.
+at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g,
+                               ColumnLayout layout) {
   const at::Tensor x = wide(input), w = wide(weight).reshape({weight.size(0), -1}).contiguous();
   runtime::Device& device = core::checked_device(input.device().index());
   const int64_t n = x.size(0), out_channels = w.size(0), rows = w.size(1);
   const int64_t columns = c10::multiply_integers(g.out_size);
   const int64_t width = kernels::packed_gemm_panel_columns(device, x.scalar_type());
-  const int64_t per_sample = (columns + width - 1) / width * width * rows;
-  at::Tensor panels = at::empty({n * per_sample}, x.options());
-  WindowDesc d = image_windows(x, g, ColumnLayout::per_sample);
-  d.column_stride[0] = per_sample;
+  auto whole_panels = [&](int64_t c) { return (c + width - 1) / width * width; };
+  const bool per_sample = layout == ColumnLayout::per_sample;
+  WindowDesc d = image_windows(x, g, layout);
+  d.column_stride[0] = per_sample ? whole_panels(columns) : columns;  // the first column of each sample
+  at::Tensor panels = at::empty({whole_panels(n * d.column_stride[0]) * rows}, x.options());
   launch_windows("im2col", kernels::raw_token(x.element_size()), d, panels, x, n * rows * d.out[0] * d.out[1],
                  " -DPANEL_COLUMNS=" + std::to_string(width));
-  at::Tensor out = at::empty({n, out_channels, columns}, x.options());
+  at::Tensor out = per_sample ? at::empty({n, out_channels, columns}, x.options())
+                              : at::empty({out_channels, n * columns}, x.options());
   const runtime::BufferRef w_ref = device.memory().resolve(w.const_data_ptr());
   const runtime::BufferRef o_ref = device.memory().resolve(out.const_data_ptr());
-  const size_t bytes = x.element_size();
+  const size_t bytes = x.element_size(), product_columns = per_sample ? columns : n * columns;
   const kernels::BlasMatrix a{w_ref.mem, w_ref.offset / bytes, size_t(rows), 0, false};
-  const kernels::BlasMatrix c{o_ref.mem, o_ref.offset / bytes, size_t(columns), size_t(out_channels * columns), false};
+  const kernels::BlasMatrix c{o_ref.mem, o_ref.offset / bytes, product_columns, out_channels * product_columns, false};
   c10::DeviceGuard guard(input.device());
   kernels::packed_gemm_with_b_panels(device, core::current_queue(input.device().index()), x.scalar_type(),
-                                     out_channels, columns, rows, 1.0, a, device.memory().resolve(panels.const_data_ptr()),
-                                     0.0, c, n);
+                                     out_channels, product_columns, rows, 1.0, a,
+                                     device.memory().resolve(panels.const_data_ptr()), 0.0, c, per_sample ? n : 1);
   return out;
 }
 
@@ -212,10 +215,9 @@ at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight
 at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
   const int64_t n = input.size(0), out_channels = weight.size(0);
   const ColumnLayout layout = conv_layout(g);
-  std::vector<int64_t> result_shape{n, out_channels};
-  result_shape.insert(result_shape.end(), g.out_size.begin(), g.out_size.end());
-  if (columns_as_panels(input, g, layout)) return correlate_by_panels(input, weight, g).view(result_shape);
-  at::Tensor out = at::matmul(weight_as_matrix(weight, g.groups, layout), image_to_columns(wide(input), g, layout));
+  at::Tensor out = columns_as_panels(input, g)
+                       ? correlate_by_panels(input, weight, g, layout)
+                       : at::matmul(weight_as_matrix(weight, g.groups, layout), image_to_columns(wide(input), g, layout));
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
   if (layout == ColumnLayout::per_sample) return out.reshape(shape);

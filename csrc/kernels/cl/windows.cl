@@ -47,20 +47,23 @@ __kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
   const long column0 = (o0 * d.out[1] + o1) * d.out[2];
   // FOR_O2(a, b, store): runs `store`, which writes out[o2], for o2 in [a, b).
 #ifdef PANEL_COLUMNS
-  // Straight into the packed GEMM's panels of B (kernels/packed_gemm.h): column j of row `row` at
-  // ((j / P) * rows + row) * P + j % P of the sample's panels, column_stride[0] apart. A run of
-  // o_2 is cut where it crosses into the next panel, so that each piece is a contiguous loop.
-  __global ST(T)* panels = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * PANEL_COLUMNS;
-  const long panel_stride = d.channels * kernel_size * PANEL_COLUMNS;
+  // Straight into the packed GEMM's panels of B (kernels/packed_gemm.h): column j at
+  // ((j / P) * rows + row) * P + j % P, where sample n's columns start at j = n * column_stride[0]
+  // (its positions rounded up to whole panels when each sample is its own product, or not when
+  // the batch is one). A run of o_2 is cut where it crosses into the next panel, so that each
+  // piece is a contiguous loop.
+  __global ST(T)* panels = ELEMENTS(base0, offset0) + row * PANEL_COLUMNS;
+  const long panel_stride = d.channels * kernel_size * PANEL_COLUMNS, sample_column0 = n * d.column_stride[0] + column0;
 #define COLUMN(j) (panels + ((j) / PANEL_COLUMNS) * panel_stride + (j) % PANEL_COLUMNS)
-#define FOR_O2(first_o2, last_o2, ...)                                              \
-  for (long s_ = (first_o2), e_; s_ < (last_o2); s_ = e_) {                          \
-    e_ = min((long)(last_o2), s_ + PANEL_COLUMNS - (column0 + s_) % PANEL_COLUMNS);  \
-    __global ST(T)* out = COLUMN(column0 + s_) - s_;                                 \
-    for (long o2 = s_; o2 < e_; ++o2) __VA_ARGS__;                                   \
+#define FOR_O2(first_o2, last_o2, ...)                                                    \
+  for (long s_ = (first_o2), e_; s_ < (last_o2); s_ = e_) {                                \
+    e_ = min((long)(last_o2), s_ + PANEL_COLUMNS - (sample_column0 + s_) % PANEL_COLUMNS);  \
+    __global ST(T)* out = COLUMN(sample_column0 + s_) - s_;                                \
+    for (long o2 = s_; o2 < e_; ++o2) __VA_ARGS__;                                         \
   }
-  if (o0 == d.out[0] - 1 && o1 == d.out[1] - 1) {  // the last columns: zero the last panel's rest
-    for (long j = column0 + d.out[2]; j % PANEL_COLUMNS != 0; ++j) *COLUMN(j) = (ST(T))0;
+  // The sample's last columns zero the rest of their panel, unless the next sample's follow.
+  if (o0 == d.out[0] - 1 && o1 == d.out[1] - 1 && (n == d.batch - 1 || d.column_stride[0] % PANEL_COLUMNS == 0)) {
+    for (long j = sample_column0 + d.out[2]; j % PANEL_COLUMNS != 0; ++j) *COLUMN(j) = (ST(T))0;
   }
 #else
 #define FOR_O2(first_o2, last_o2, ...)                                                                       \
