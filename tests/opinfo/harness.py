@@ -202,9 +202,11 @@ def same_selection(op_name, sample, actual, expected) -> bool:
     return True
 
 
-def matches_float64_reference(op, sample, actual, expected, dtype_name) -> bool:
+def matches_float64_reference(op, sample, actual, expected, dtype_name, cpu_alternative=None) -> bool:
     """True when ocl agrees with the op computed in float64 on the CPU and rounded to the result's
-    dtype: the CPU's own float32 kernel is then the less accurate one (digamma near its poles)."""
+    dtype: the CPU's own float32 kernel is then the less accurate one (digamma near its poles).
+    cpu_alternative() gives the CPU's result of the same values by another path (the contiguous
+    sample's, for a non-contiguous one), whose error also counts as the CPU's."""
     import torch
     from torch.utils._pytree import tree_leaves
 
@@ -243,10 +245,17 @@ def matches_float64_reference(op, sample, actual, expected, dtype_name) -> bool:
     except Exception:
         pass
     # Chains of GEMMs and reductions (attention over values near 1000) round on both backends:
-    # ocl passes when it is as close to float64 as the CPU's float32 (CPU_ERROR_FACTOR).
+    # ocl passes when it is as close to float64 as the CPU's float32 (CPU_ERROR_FACTOR). The CPU's
+    # error on one layout is one draw of its rounding: on one machine its fused attention came 7x
+    # closer on the non-contiguous sample than on the same values contiguous.
     try:
         a, e, r = tensors(actual), tensors(expected), tensors(exact)
-        return len(a) == len(e) == len(r) and all(t.is_floating_point() for t in r) and within_cpu_error(a, e, r)
+        if not (len(a) == len(e) == len(r) and all(t.is_floating_point() for t in r)):
+            return False
+        if within_cpu_error(a, e, r):
+            return True
+        others = tensors(cpu_alternative()) if cpu_alternative else []
+        return len(others) == len(e) and within_cpu_error(a, e, r, others)
     except Exception:
         return False
 
@@ -314,7 +323,7 @@ def same_up_to_gauge(sample, actual, expected, dtype_name) -> bool:
         return False
 
 
-def compare_result(op, sample, actual, expected, dtype_name) -> None:
+def compare_result(op, sample, actual, expected, dtype_name, cpu_alternative=None) -> None:
     """compare(), with the three ways a differing result still passes (ties, signs of a
     decomposition, float64 reference)."""
     try:
@@ -322,7 +331,7 @@ def compare_result(op, sample, actual, expected, dtype_name) -> None:
     except AssertionError:
         if not (same_selection(op.name, sample, actual, expected)
                 or same_up_to_gauge(sample, actual, expected, dtype_name)
-                or matches_float64_reference(op, sample, actual, expected, dtype_name)
+                or matches_float64_reference(op, sample, actual, expected, dtype_name, cpu_alternative)
                 or matches_exact_reference(op, sample, actual, dtype_name)):
             raise
 
@@ -410,11 +419,17 @@ def run_one(op, dtype_name, variant=None) -> tuple[str, str, list]:
 
     def check(index, sample):
         cpu_returns_out = True
+        cpu_alternative = None
         if variant == NONCONTIGUOUS:
+            contiguous = sample
             try:
                 sample = sample.noncontiguous()
             except Exception:
                 return False
+
+            def cpu_alternative():
+                torch.manual_seed(0)
+                return op(contiguous.input, *contiguous.args, **contiguous.kwargs)
         try:
             torch.manual_seed(0)
             expected = op(sample.input, *sample.args, **sample.kwargs)
@@ -443,7 +458,7 @@ def run_one(op, dtype_name, variant=None) -> tuple[str, str, list]:
             actual = out
         else:
             actual = op(inp, *args, **kwargs)
-        compare_result(op, sample, actual, expected, dtype_name)
+        compare_result(op, sample, actual, expected, dtype_name, cpu_alternative)
         return True
 
     return over_samples(samples, check)
@@ -608,12 +623,13 @@ def compare_grads(actual, expected) -> None:
 CPU_ERROR_FACTOR = 4
 
 
-def within_cpu_error(actual, expected, reference) -> bool:
-    """True when every ocl gradient is as close to the float64 one as the CPU's (up to
-    CPU_ERROR_FACTOR), with NaN and infinities at the same places."""
+def within_cpu_error(actual, expected, reference, alternative=None) -> bool:
+    """True when every ocl tensor is as close to the float64 one as the CPU's (up to
+    CPU_ERROR_FACTOR; the larger error of `expected` and `alternative`, another CPU result of the
+    same values), with NaN and infinities at the same places."""
     import torch
 
-    for a, e, r in zip(actual, expected, reference):
+    for i, (a, e, r) in enumerate(zip(actual, expected, reference)):
         if e is None:
             continue
         a, e = a.cpu().double(), e.double()
@@ -626,6 +642,8 @@ def within_cpu_error(actual, expected, reference) -> bool:
         if finite.any():
             ocl_error = (a[finite] - r[finite]).abs().max().item()
             cpu_error = (e[finite] - r[finite]).abs().max().item()
+            if alternative is not None and alternative[i].shape == e.shape:
+                cpu_error = max(cpu_error, (alternative[i].double() - r)[finite].abs().max().item())
             if not ocl_error <= CPU_ERROR_FACTOR * cpu_error:
                 return False
     return True
