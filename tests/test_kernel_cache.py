@@ -58,7 +58,8 @@ def test_build_failure_includes_build_log():
     assert torch.ones(2, device="ocl").cpu().tolist() == [1, 1]  # still usable
 
 
-FIRST_OPS = "import torch; print((torch.ones(3, device='ocl') * 2).sum().item())"
+# A fill: a program of few kernels (binaries are kept, so PoCL compiles every kernel of it).
+FIRST_OPS = "import torch; print(torch.full((3,), 2.0, device='ocl').cpu().sum().item())"
 
 
 def _stderr_of_a_cold_run(cache_dir, terminal):

@@ -95,3 +95,38 @@ def test_foreach_programs_do_not_depend_on_the_list_length(count):
     assert built == 0
     for p, e in zip(params[:count], expected):
         torch.testing.assert_close(p.cpu(), e)
+
+
+SHAPES_AND_LISTS = """
+import torch
+torch.manual_seed(0)
+for m, k, n in [(96, 64, 80), (130, 257, 40), (300, 75, 190), (64, 1000, 33)]:
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    torch.testing.assert_close((a.to("ocl") @ b.to("ocl")).cpu(), a @ b, atol=1e-3, rtol=1e-4)
+for count in (3, 20):  # 20 tensors take several launches, each numbering its items on
+    xs = [torch.randn(7 + 50 * i) for i in range(count)]
+    ys = [x.to("ocl") for x in xs]
+    torch._foreach_mul_(ys, 3.0)
+    for x, y in zip(xs, ys):
+        torch.testing.assert_close(y.cpu(), x * 3.0)
+"""
+
+
+def test_the_driver_compiles_a_kernel_once_for_every_shape(run_py, tmp_path):
+    """PoCL compiles a kernel again for every local size and for a non-zero global offset it runs
+    with: the packing kernels of the GEMM use one local size whatever the matrix shape, and the
+    multi-tensor kernels number their items from an argument, not from the launch's offset."""
+    if "Portable Computing Language" not in torch.ocl.get_device_properties(0).platform_name:
+        pytest.skip("counts the compiled kernels in PoCL's kernel cache")
+    pocl = tmp_path / "pocl"
+    out = run_py(SHAPES_AND_LISTS, env={"POCL_CACHE_DIR": str(pocl), "DRAWBRIDGE_DEVICE_CLASS": "cpu"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    compiled = {}  # (program, kernel) -> the work-group functions PoCL compiled for it
+    for binary in pocl.glob("*/*/*/*/*.so"):
+        kernel_dir = binary.parent.parent
+        compiled.setdefault((kernel_dir.parent, kernel_dir.name), []).append(binary.parent.name)
+    kernels = {name for _, name in compiled}
+    assert {"pack_a_panels", "pack_b_panels", "packed_gemm", "foreach_apply"} <= kernels, kernels
+    for (_, name), variants in compiled.items():
+        if name in ("pack_a_panels", "pack_b_panels", "packed_gemm", "foreach_apply"):
+            assert len(variants) == 1, (name, variants)

@@ -79,7 +79,7 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
 
   // One launch per group of `slots` non-empty tensors; unused slots of the last launch repeat its
   // last tensor with no items (their start lies past every work-item). A launch's work-items are
-  // numbered on from the last one's.
+  // numbered on from the last one's (first_item in cl/foreach.cl).
   struct Slot {
     cl_ulong start, numel, scalar;
     std::vector<runtime::BufferRef> refs;
@@ -92,6 +92,7 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
     const cl_ulong items = group.back().start + (group.back().numel + item - 1) / item;
     while (group.size() < slots) group.push_back({items, 0, 0, group.back().refs});
     std::vector<runtime::KernelArg> args = spec.shared;
+    args.push_back({sizeof(cl_ulong), &first});
     for (Slot& s : group) {
       args.push_back({sizeof(cl_ulong), &s.start});
       args.push_back({sizeof(cl_ulong), &s.numel});
@@ -102,7 +103,7 @@ void launch_multi_tensor(const MultiTensorKernel& spec, const std::vector<at::Te
       }
     }
     const size_t local = std::min<size_t>(cpu ? kCpuGroup : kGpuGroup, kernel.max_work_group_size);
-    runtime::launch_args(kernel, queue, (items - first + local - 1) / local, local, args.data(), args.size(), first);
+    runtime::launch_args(kernel, queue, (items - first + local - 1) / local, local, args.data(), args.size());
     launched = items;
     group.clear();
   };

@@ -41,6 +41,11 @@ std::atomic<size_t> scratch_bytes_for_testing{0};
 
 size_t panels(size_t rows, size_t per_panel) { return (rows + per_panel - 1) / per_panel; }
 
+// Work-items per work-group of the packing kernels, along the depth. A fixed size, not the
+// driver's choice: PoCL compiles a kernel again for every local size it runs with, and its choice
+// follows the grid, so every new matrix shape cost a build (over a thousand in the test suite).
+constexpr size_t kPackGroup = 64;
+
 // An operand seen as (rows x depth): A as (m x k), B as its transpose (n x k).
 struct PanelSource {
   const BlasMatrix& x;
@@ -106,13 +111,14 @@ class PackedProduct {
     const cl_ulong offset = src.x.offset + first_batch * src.x.batch_stride, dst_offset = dst.offset / bytes_;
     const cl_long batch_stride = cl_long(src.x.batch_stride);
     const int rows_i = int(rows), depth0_i = int(depth0), depth_i = int(depth);
-    const size_t global[] = {depth, panels(rows, per_panel), batches};
+    const size_t group = std::min(kPackGroup, kernel.max_work_group_size);
+    const size_t global[] = {panels(depth, group) * group, panels(rows, per_panel), batches}, local[] = {group, 1, 1};
     const runtime::KernelArg args[] = {
         {sizeof(cl_mem), &src.x.buffer},   {sizeof(offset), &offset},         {sizeof(cl_long), &src.row_stride},
         {sizeof(cl_long), &src.depth_stride}, {sizeof(batch_stride), &batch_stride}, {sizeof(int), &rows_i},
         {sizeof(int), &depth0_i},          {sizeof(int), &depth_i},           {sizeof(cl_mem), &dst.mem},
         {sizeof(cl_ulong), &dst_offset}};
-    runtime::launch_nd(kernel, q_, 3, global, nullptr, args, std::size(args));
+    runtime::launch_nd(kernel, q_, 3, global, local, args, std::size(args));
   }
 
   void multiply(size_t m, size_t n, size_t depth, double alpha, const runtime::BufferRef& a_panels,

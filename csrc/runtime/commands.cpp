@@ -61,7 +61,7 @@ double driver_enqueue_seconds() { return driver_ns.load(std::memory_order_relaxe
 void note_launch() { launches.fetch_add(1, std::memory_order_relaxed); }
 
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
-               const KernelArg* args, size_t nargs, const size_t* offset) {
+               const KernelArg* args, size_t nargs) {
   OpScope scope(kernel.name.c_str());
   note_launch();
   cl_event done = nullptr;
@@ -70,7 +70,7 @@ void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* g
     DriverTime driver_time;
     for (size_t i = 0; i < nargs; ++i)
       DB_CL_CHECK(clSetKernelArg(kernel.handle, static_cast<cl_uint>(i), args[i].size, args[i].value));
-    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, offset, global, local, 0, nullptr,
+    DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, nullptr, global, local, 0, nullptr,
                                        kernel_timing() ? &done : nullptr));
   }
   if (done) record_kernel_time(kernel.name, done);
@@ -78,9 +78,9 @@ void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* g
 }
 
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs, size_t first_id) {
+                 size_t nargs) {
   const size_t global = groups * local;
-  launch_nd(kernel, q, 1, &global, &local, args, nargs, first_id ? &first_id : nullptr);
+  launch_nd(kernel, q, 1, &global, &local, args, nargs);
 }
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {

@@ -34,14 +34,15 @@ struct KernelArg {
   const void* value;
 };
 
-// An N-d launch (1 to 3 dimensions): global[d] work-items in work-groups of local[d], their ids
-// starting at offset[d] (0 without offsets).
+// An N-d launch (1 to 3 dimensions): global[d] work-items in work-groups of local[d] (null: the
+// driver's choice). No global offsets: PoCL compiles a kernel once per local size and again for a
+// non-zero offset, so a kernel that numbers its items from elsewhere takes that as an argument.
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
-               const KernelArg* args, size_t nargs, const size_t* offset = nullptr);
+               const KernelArg* args, size_t nargs);
 
-// 1-D launch of `groups` work-groups of `local` work-items each, numbered from `first_id`.
+// 1-D launch of `groups` work-groups of `local` work-items each.
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs, size_t first_id = 0);
+                 size_t nargs);
 
 template <typename... Args>
 void launch(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const Args&... args) {

@@ -33,7 +33,9 @@
 #define SLOTS_6 SLOTS_5 SLOT_ARGS(5)
 #define SLOTS_7 SLOTS_6 SLOT_ARGS(6)
 #define SLOTS_8 SLOTS_7 SLOT_ARGS(7)
-#define SLOT_PARAMETERS JOIN_SLOTS(SLOTS_, SLOTS)
+// A launch numbers its items from first_item, an argument rather than the launch's global offset:
+// PoCL compiles a kernel again for every launch whose offset is not zero.
+#define SLOT_PARAMETERS , ulong first_item JOIN_SLOTS(SLOTS_, SLOTS)
 
 // The slot of this work-item, the last whose start is at or before it: its list pointers p0..,
 // element count n and scalar bits; then the elements [begin, end) this work-item updates.
@@ -60,7 +62,7 @@
 #define TAKES_7 TAKES_6 TAKE(6)
 #define TAKES_8 TAKES_7 TAKE(7)
 #define SLOT_BEGIN                                                        \
-  const ulong item = get_global_id(0);                                    \
+  const ulong item = first_item + get_global_id(0);                       \
   ulong first = 0, n = 0, scalar_bits = 0;                                \
   __global char *p0 = 0, *p1 = 0, *p2 = 0, *p3 = 0, *p4 = 0, *p5 = 0;     \
   JOIN_SLOTS(TAKES_, SLOTS)                                               \
