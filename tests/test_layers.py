@@ -74,6 +74,50 @@ def test_conv_columns_as_gemm_panels(native_only, case, dtype):
                           (2, 4, 24, 24), (4, 3, 3, 3), **tolerance)
 
 
+# Depthwise convolutions (every input channel its own group) have direct kernels (cl/windows.cl):
+# channel multipliers 1 and 3, stride, dilation, asymmetric padding, 1-d to 3-d, a strided input,
+# float64, an empty batch; a transposed one keeps the GEMM path.
+@pytest.mark.parametrize("case", [
+    ((2, 8, 12, 12), (8, 1, 3, 3), dict(padding=1)),
+    ((3, 4, 13, 11), (12, 1, 3, 3), dict(stride=2, padding=(2, 1), dilation=2)),
+    ((2, 6, 40), (6, 1, 7), dict(padding=3)),
+    ((1, 3, 20), (6, 1, 4), dict(stride=3)),
+    ((2, 3, 5, 6, 7), (6, 1, 3, 3, 3), dict(padding=1)),
+    ((2, 5, 9, 17), (5, 1, 5, 2), dict(stride=(1, 2))),
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_depthwise_conv(native_only, case, dtype):
+    image, weight, kw = case
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(image)]
+    tolerance = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-10)
+    groups = image[1]
+    check_against_cpu(lambda x, w, b: conv(x.to(dtype), w.to(dtype), b.to(dtype), groups=groups, **kw),
+                      image, weight, (weight[0],), **tolerance)
+    strided = image[:-1] + (image[-1] * 2,)
+    check_against_cpu(lambda x, w: conv(x[..., ::2].to(dtype), w.to(dtype), groups=groups, **kw), strided, weight,
+                      **tolerance)
+    empty = torch.empty((0,) + image[1:], device="ocl", requires_grad=True)
+    w = torch.randn(weight, device="ocl", requires_grad=True)
+    out = conv(empty, w, groups=groups, **kw)
+    out.sum().backward()
+    assert out.shape == conv(empty.detach().cpu(), w.detach().cpu(), groups=groups, **kw).shape
+    assert torch.equal(w.grad.cpu(), torch.zeros(weight))
+    check_against_cpu(lambda x, w: F.conv_transpose2d(x, w, groups=4, padding=1), (2, 4, 6, 6), (4, 1, 3, 3))
+
+
+# A 1x1 convolution at unit stride without padding multiplies the image as it is (no im2col or
+# col2im): groups, a channels-last input, a transposed one, and a strided one that keeps im2col.
+@pytest.mark.parametrize("image", [(2, 8, 30, 30), (3, 6, 5, 7)])
+def test_pointwise_conv(native_only, image):
+    check_against_cpu(lambda x, w, b: F.conv2d(x, w, b), image, (5, image[1], 1, 1), (5,), rtol=1e-4, atol=1e-4)
+    check_against_cpu(lambda x, w: F.conv2d(x, w, groups=2), image, (4, image[1] // 2, 1, 1), rtol=1e-4, atol=1e-4)
+    check_against_cpu(lambda x, w: F.conv2d(x.contiguous(memory_format=torch.channels_last), w), image,
+                      (5, image[1], 1, 1), rtol=1e-4, atol=1e-4)
+    check_against_cpu(lambda x, w: F.conv_transpose2d(x, w), image, (image[1], 3, 1, 1), rtol=1e-4, atol=1e-4)
+    check_against_cpu(lambda x, w: F.conv2d(x, w, stride=2), image, (5, image[1], 1, 1), rtol=1e-4, atol=1e-4)
+    check_against_cpu(lambda x, w: F.conv1d(x, w), (2, 6, 700), (3, 6, 1), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("kw", [
     dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(dilation=2, padding=2),
     dict(stride=3, groups=2, output_padding=2),

@@ -5,8 +5,12 @@
 // receptive field into columns, CLBlast multiplies them by the weights, and col2im sums columns
 // back into an image. A transposed convolution is the adjoint of the ordinary one whose image is
 // its output, so the three products (correlate, its adjoint, its weight gradient) serve both.
-// On CPU-class devices correlate's im2col writes the packed GEMM's panels of B directly.
+// On CPU-class devices correlate's im2col writes the packed GEMM's panels of B directly. A 1x1
+// convolution's image is its own columns; depthwise convolutions have direct kernels instead.
 // unfold/fold (im2col/col2im) are the same two maps.
+#include <optional>
+#include <vector>
+
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
@@ -89,18 +93,34 @@ WindowDesc window_desc(const ConvGeometry& g, int64_t batch, int64_t channels, C
   return d;
 }
 
-void launch_windows(const char* name, const char* token, const WindowDesc& desc, const at::Tensor& out,
-                    const at::Tensor& in, int64_t work_items, const std::string& extra_options = "") {
+// Runs kernel `name` of cl/windows.cl on `work_items` items in work-groups of `local` (the
+// driver's limit permitting; 0 takes 64): the WindowDesc, each operand as buffer and offset (the
+// written one first), then the depthwise kernels' channel multiplier.
+void launch_windows(const char* name, const char* token, const WindowDesc& desc,
+                    std::initializer_list<at::Tensor> operands, int64_t work_items,
+                    const std::string& extra_options = "", std::optional<cl_long> multiplier = std::nullopt,
+                    size_t local = 0) {
   if (work_items == 0) return;
-  c10::DeviceGuard guard(out.device());
-  runtime::Device& device = core::checked_device(out.device().index());
+  const c10::Device where = operands.begin()->device();
+  c10::DeviceGuard guard(where);
+  runtime::Device& device = core::checked_device(where.index());
   runtime::Kernel& kernel =
       kernels::get_kernel(device, "windows.cl", std::string("-DNARGS=2 -DT=") + token + extra_options, name);
-  runtime::BufferRef o = device.memory().resolve(out.const_data_ptr()), i = device.memory().resolve(in.const_data_ptr());
-  const cl_ulong o_offset = o.offset, i_offset = i.offset;
-  const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
-  runtime::launch(kernel, core::current_queue(out.device().index()), (work_items + local - 1) / local, local, desc,
-                  o.mem, o_offset, i.mem, i_offset);
+  std::vector<runtime::BufferRef> refs;
+  for (const at::Tensor& t : operands) refs.push_back(device.memory().resolve(t.const_data_ptr()));
+  std::vector<cl_ulong> offsets;
+  for (const runtime::BufferRef& r : refs) offsets.push_back(r.offset);
+  std::vector<runtime::KernelArg> args{{sizeof(desc), &desc}};
+  for (size_t k = 0; k < refs.size(); ++k) {
+    args.push_back({sizeof(cl_mem), &refs[k].mem});
+    args.push_back({sizeof(cl_ulong), &offsets[k]});
+  }
+  if (multiplier) args.push_back({sizeof(cl_long), &*multiplier});
+  if (local == 0) local = std::min<size_t>(64, kernel.max_work_group_size);
+  TORCH_CHECK(local <= kernel.max_work_group_size, name, " needs work-groups of ", local,
+              " work-items; the device allows ", kernel.max_work_group_size);
+  runtime::launch_args(kernel, core::current_queue(where.index()), (size_t(work_items) + local - 1) / local, local,
+                       args.data(), args.size());
 }
 
 // im2col's WindowDesc of `image`, which may be strided.
@@ -121,7 +141,7 @@ at::Tensor image_to_columns(const at::Tensor& image, const ConvGeometry& g, Colu
   at::Tensor cols = layout == ColumnLayout::per_sample ? at::empty({n, g.groups, rows, columns}, image.options())
                                                        : at::empty({g.groups, rows, n * columns}, image.options());
   const WindowDesc d = image_windows(image, g, layout);
-  launch_windows("im2col", kernels::raw_token(image.element_size()), d, cols, image,
+  launch_windows("im2col", kernels::raw_token(image.element_size()), d, {cols, image},
                  n * channels * kernel * d.out[0] * d.out[1]);
   return cols;
 }
@@ -136,8 +156,24 @@ at::Tensor columns_to_image(const at::Tensor& columns, const ConvGeometry& g, in
   shape.insert(shape.end(), g.image.begin(), g.image.end());
   at::Tensor image = at::empty(shape, columns.options());
   WindowDesc d = window_desc(g, n, channels, layout);
-  launch_windows("col2im", token, d, image, columns.contiguous(), n * channels * d.image[0] * d.image[1]);
+  launch_windows("col2im", token, d, {image, columns.contiguous()}, n * channels * d.image[0] * d.image[1]);
   return image;
+}
+
+// A 1x1 window at unit stride without padding reads every image position once, in order: a
+// sample's columns are its image, and the products take it as it is (no im2col, no col2im).
+bool is_pointwise(const ConvGeometry& g) {
+  for (size_t d = 0; d < g.kernel.size(); ++d)
+    if (g.kernel[d] != 1 || g.stride[d] != 1 || g.padding[d] != 0) return false;
+  return true;
+}
+
+// The columns a convolution's products read (only read: a 1x1 convolution's may be a view of
+// the image, which unfold's result must never be).
+at::Tensor convolution_columns(const at::Tensor& image, const ConvGeometry& g, ColumnLayout layout) {
+  if (layout == ColumnLayout::per_sample && is_pointwise(g))
+    return image.reshape({image.size(0), g.groups, image.size(1) / g.groups, -1});
+  return image_to_columns(image, g, layout);
 }
 
 // The three products compute in the compute type (float32 for float16/bfloat16) and return it,
@@ -195,7 +231,7 @@ at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight
   WindowDesc d = image_windows(x, g, layout);
   d.column_stride[0] = per_sample ? whole_panels(columns) : columns;  // the first column of each sample
   at::Tensor panels = at::empty({whole_panels(n * d.column_stride[0]) * rows}, x.options());
-  launch_windows("im2col", kernels::raw_token(x.element_size()), d, panels, x, n * rows * d.out[0] * d.out[1],
+  launch_windows("im2col", kernels::raw_token(x.element_size()), d, {panels, x}, n * rows * d.out[0] * d.out[1],
                  " -DPANEL_COLUMNS=" + std::to_string(width));
   at::Tensor out = per_sample ? at::empty({n, out_channels, columns}, x.options())
                               : at::empty({out_channels, n * columns}, x.options());
@@ -217,7 +253,7 @@ at::Tensor correlate(const at::Tensor& input, const at::Tensor& weight, const Co
   const ColumnLayout layout = conv_layout(g);
   at::Tensor out = columns_as_panels(input, g)
                        ? correlate_by_panels(input, weight, g, layout)
-                       : at::matmul(weight_as_matrix(weight, g.groups, layout), image_to_columns(wide(input), g, layout));
+                       : at::matmul(weight_as_matrix(weight, g.groups, layout), convolution_columns(wide(input), g, layout));
   std::vector<int64_t> shape{n, out_channels};
   shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
   if (layout == ColumnLayout::per_sample) return out.reshape(shape);
@@ -231,6 +267,11 @@ at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight,
   const ColumnLayout layout = conv_layout(g);
   at::Tensor cols = at::matmul(weight_as_matrix(weight, g.groups, layout).transpose(-1, -2),
                                result_as_matrix(result, g.groups, layout));
+  if (layout == ColumnLayout::per_sample && is_pointwise(g)) {
+    std::vector<int64_t> shape{result.size(0), channels};
+    shape.insert(shape.end(), g.image.begin(), g.image.end());
+    return cols.reshape(shape);
+  }
   return columns_to_image(cols, g, result.size(0), channels, layout);
 }
 
@@ -238,7 +279,7 @@ at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight,
 at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& result, const at::Tensor& weight,
                                  const ConvGeometry& g) {
   const ColumnLayout layout = conv_layout(g);
-  at::Tensor cols = image_to_columns(wide(image), g, layout);
+  at::Tensor cols = convolution_columns(wide(image), g, layout);
   at::Tensor grad = at::matmul(result_as_matrix(result, g.groups, layout), cols.transpose(-1, -2));
   if (layout == ColumnLayout::per_sample) grad = grad.sum(0);
   return grad.reshape(weight.sizes()).to(weight.scalar_type());
@@ -285,6 +326,52 @@ ConvGeometry transposed_geometry(const at::Tensor& input, const at::Tensor& weig
   return g;
 }
 
+// ---- depthwise convolutions: direct kernels (cl/windows.cl) ---------------------------------
+
+// Every input channel its own group, with `multiplier` output channels each.
+bool is_depthwise(const at::Tensor& input, const at::Tensor& weight, int64_t groups) {
+  const c10::ScalarType type = kernels::compute_type(input.scalar_type());
+  return groups > 1 && groups == input.size(1) && weight.size(1) == 1 && (type == at::kFloat || type == at::kDouble);
+}
+
+// The work-group size of depthwise_weight_grad (DEPTHWISE_GROUP in cl/windows.cl).
+constexpr size_t kDepthwiseGroup = 64;
+
+cl_long multiplier(const at::Tensor& weight, const ConvGeometry& g) { return weight.size(0) / g.groups; }
+
+// The rows of the last spatial dim that the forward and input-gradient kernels each walk.
+int64_t rows_of(const at::Tensor& t) { return c10::multiply_integers(t.sizes().slice(0, t.dim() - 1)); }
+
+at::Tensor depthwise_forward(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g) {
+  const at::Tensor x = wide(input), w = wide(weight).contiguous();
+  std::vector<int64_t> shape{x.size(0), weight.size(0)};
+  shape.insert(shape.end(), g.out_size.begin(), g.out_size.end());
+  at::Tensor out = at::empty(shape, x.options());
+  launch_windows("depthwise_forward", kernels::dtype_token(x.scalar_type()),
+                 image_windows(x, g, ColumnLayout::per_sample), {out, x, w}, rows_of(out), "", multiplier(weight, g));
+  return out;
+}
+
+at::Tensor depthwise_input_grad(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+                                const ConvGeometry& g) {
+  const at::Tensor grad_out = wide(grad_output).contiguous(), w = wide(weight).contiguous();
+  at::Tensor grad = at::empty(input.sizes(), grad_out.options());
+  launch_windows("depthwise_input_grad", kernels::dtype_token(grad.scalar_type()),
+                 window_desc(g, input.size(0), input.size(1), ColumnLayout::per_sample), {grad, grad_out, w},
+                 rows_of(grad), "", multiplier(weight, g));
+  return grad;
+}
+
+at::Tensor depthwise_weight_grad(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+                                 const ConvGeometry& g) {
+  const at::Tensor grad_out = wide(grad_output).contiguous(), x = wide(input);
+  at::Tensor grad = at::empty(weight.sizes(), grad_out.options());
+  launch_windows("depthwise_weight_grad", kernels::dtype_token(grad.scalar_type()),
+                 image_windows(x, g, ColumnLayout::per_sample), {grad, grad_out, x},
+                 grad.numel() * int64_t(kDepthwiseGroup), "", multiplier(weight, g), kDepthwiseGroup);
+  return grad.to(weight.scalar_type());
+}
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
                        bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
@@ -295,7 +382,8 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
     ConvGeometry g = transposed_geometry(input, weight, stride, padding, dilation, output_padding, group_count);
     out = correlate_adjoint(input, weight, g, weight.size(1) * group_count);
   } else {
-    out = correlate(input, weight, geometry(spatial_sizes(input), weight, stride, padding, dilation, group_count));
+    ConvGeometry g = geometry(spatial_sizes(input), weight, stride, padding, dilation, group_count);
+    out = is_depthwise(input, weight, group_count) ? depthwise_forward(input, weight, g) : correlate(input, weight, g);
   }
   if (bias && bias->defined()) {
     std::vector<int64_t> bias_shape(out.dim(), 1);
@@ -317,8 +405,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     if (output_mask[1]) grad_weight = correlate_weight_grad(grad_output, input, weight, g);
   } else {
     ConvGeometry g = geometry(spatial_sizes(input), weight, stride, padding, dilation, group_count);
-    if (output_mask[0]) grad_input = correlate_adjoint(grad_output, weight, g, input.size(1)).to(input.scalar_type());
-    if (output_mask[1]) grad_weight = correlate_weight_grad(input, grad_output, weight, g);
+    const bool depthwise = is_depthwise(input, weight, group_count);
+    if (output_mask[0])
+      grad_input = (depthwise ? depthwise_input_grad(grad_output, input, weight, g)
+                              : correlate_adjoint(grad_output, weight, g, input.size(1)))
+                       .to(input.scalar_type());
+    if (output_mask[1])
+      grad_weight = depthwise ? depthwise_weight_grad(grad_output, input, weight, g)
+                              : correlate_weight_grad(input, grad_output, weight, g);
   }
   if (output_mask[2]) grad_bias = bias_grad(grad_output);
   return {grad_input, grad_weight, grad_bias};
