@@ -198,3 +198,30 @@ def test_default_foreach_optimizers_match_cpu(native_only, name):
         results[device] = [p.detach().cpu() for p in params]
     for got, expected in zip(results["ocl"], results["cpu"], strict=True):
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("poison", [None, float("inf"), float("nan")])
+def test_grad_scaler_unscale_matches_cpu_in_a_few_launches(native_only, dtype, poison):
+    """GradScaler's _amp_foreach_non_finite_check_and_unscale_: the gradients times inv_scale and
+    the flag as on the CPU; the contiguous gradients of one dtype share launches, a transposed
+    one and one of another dtype are updated on their own."""
+    grads = lists(1, dtype)[0]
+    if poison is not None:
+        grads[-1].view(-1)[-1] = poison
+    extra = [torch.randn(6, 5).t(), torch.randn(7, dtype=torch.float64)]
+    on_device = ocl(grads) + [extra[0].to("ocl"), extra[1].to("ocl")]
+    assert not on_device[-2].is_contiguous()
+    inputs = grads + extra
+    found, inv = torch.zeros(1), torch.full((1,), 0.25)
+    found_ocl, inv_ocl = found.to("ocl"), inv.to("ocl")
+    torch.ocl.synchronize()
+    before = drawbridge._C._launch_count()
+    torch._amp_foreach_non_finite_check_and_unscale_(on_device, found_ocl, inv_ocl)
+    launches = drawbridge._C._launch_count() - before
+    torch._amp_foreach_non_finite_check_and_unscale_(inputs, found, inv)
+    assert found_ocl.item() == found.item() == (0.0 if poison is None else 1.0)
+    for g, e in zip(on_device, inputs, strict=True):
+        torch.testing.assert_close(g.cpu(), e, equal_nan=True)
+    nonempty = sum(1 for s in SHAPES if s != (0,))
+    assert launches <= (nonempty + 3) // 4 + 2 + 1, launches  # + the two alone + inv_scale's conversion

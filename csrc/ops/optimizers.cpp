@@ -194,16 +194,36 @@ void check_one_float(const at::Tensor& t, const char* what, c10::ScalarType type
   TORCH_CHECK(t.scalar_type() == type, what, " must be a ", c10::toString(type), " tensor.");
 }
 
+// The gradients the multi-tensor kernel takes (contiguous, of the first one's dtype) go in as
+// few launches as the argument space allows; any others one launch each.
 void unscale_and_check(at::TensorList grads, at::Tensor& found_inf, const at::Tensor& inv_scale) {
   check_one_float(found_inf, "found_inf");
   check_one_float(inv_scale, "inv_scale");
   TORCH_CHECK(!found_inf.is_cpu() && !inv_scale.is_cpu(), "found_inf and inv_scale must be on the ocl device");
   const DeviceValue found_at = device_value(found_inf);
+  std::vector<at::Tensor> together, alone;
   for (const at::Tensor& grad : grads) {
     if (grad.numel() == 0) continue;
     TORCH_CHECK(grad.device() == found_inf.device(), "all grads must be on the device of found_inf (",
                 found_inf.device(), "), got ", grad.device());
     check_dtype("_amp_foreach_non_finite_check_and_unscale_", grad.scalar_type(), Dtypes::Floating);
+    const bool joins = grad.is_contiguous() && (together.empty() || grad.scalar_type() == together[0].scalar_type());
+    (joins ? together : alone).push_back(grad);
+  }
+  if (!together.empty() && !kernels::multi_tensor_applies({together})) {
+    alone.insert(alone.end(), together.begin(), together.end());
+    together.clear();
+  }
+  c10::DeviceGuard guard(found_inf.device());
+  if (!together.empty()) {
+    const at::Tensor inv = inv_scale.to(kernels::compute_type(together[0].scalar_type())).contiguous();
+    const DeviceValue inv_at = device_value(inv);
+    kernels::MultiTensorKernel kernel{"foreach_unscale", " -DUNSCALE", {}};
+    push(kernel.shared, inv_at);
+    push(kernel.shared, found_at);
+    kernels::launch_multi_tensor(kernel, {together}, 0, {});
+  }
+  for (const at::Tensor& grad : alone) {
     const c10::ScalarType ct = kernels::compute_type(grad.scalar_type());
     at::Tensor inv = inv_scale.to(ct).contiguous();
     const DeviceValue inv_at = device_value(inv);
@@ -213,7 +233,6 @@ void unscale_and_check(at::TensorList grads, at::Tensor& found_inf, const at::Te
     at::TensorIteratorConfig config;
     config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(false).add_output(grad);
     auto iter = config.build();
-    c10::DeviceGuard guard(grad.device());
     kernels::launch_pointwise_impl(iter, {"optim.cl", "unscale_check", ct}, args);
   }
 }

@@ -6,8 +6,8 @@
 // item being ITEM consecutive elements (one on GPUs; a run the compiler vectorizes on CPU
 // devices). All tensors are contiguous; list k holds dtype Tk, computed in CT.
 //
-// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), NORM (foreach_norm), ADAM_STEP
-// or SGD_STEP (the optimizer kernels), each with its own options listed there.
+// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), NORM (foreach_norm), UNSCALE
+// (GradScaler's), ADAM_STEP or SGD_STEP (the optimizer kernels), each with its own options listed there.
 
 // Token pasting for the slot and list macros: CAT cannot be used inside a macro CAT expanded.
 #define JOIN_SLOTS_(a, b) a##b
@@ -154,6 +154,24 @@ __kernel void foreach_norm(__global char *partials_base, ulong partials_offset S
   for (; i < end; ++i) NORM_ADD(acc[0], i);
   for (int lane = 1; lane < 8; ++lane) acc[0] = NORM_COMBINE(acc[0], acc[lane]);
   ((__global ct *)(partials_base + partials_offset))[item] = acc[0];
+}
+#endif
+
+#ifdef UNSCALE
+// GradScaler's unscale of the gradients (list 0, in place): times inv_scale (in CT), and the
+// found_inf flag (a float32) raised when an element is infinite or NaN; every work-item that
+// finds one writes the same 1.
+__kernel void foreach_unscale(DEVICE_VALUE(inv_scale), __global char *found_inf_base,
+                              ulong found_inf_offset SLOT_PARAMETERS) {
+  SLOT_BEGIN
+  const ct inv_scale = READ_DEVICE(inv_scale);
+  bool non_finite = false;
+  for (ulong i = begin; i < end; ++i) {
+    const ct g = VALUE(0);
+    non_finite |= !(g - g == (ct)0);
+    SET(0, g * inv_scale);
+  }
+  if (non_finite) *(__global float *)(found_inf_base + found_inf_offset) = 1.0f;
 }
 #endif
 
