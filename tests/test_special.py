@@ -68,3 +68,29 @@ def test_float32_erf_within_two_ulps():
     actual = torch.erf(special.to("ocl")).cpu()
     torch.testing.assert_close(actual, torch.erf(special), equal_nan=True, rtol=0, atol=0)
     assert torch.signbit(actual[1])
+
+
+# The representation functions are exact: bit for bit the CPU's, at zeros of both signs,
+# subnormals, the largest finite values, infinities and NaN, in every floating dtype (float16
+# and bfloat16 step in their own precision though they compute in float).
+EDGES = [0.0, -0.0, 1.0, -1.0, 0.1, -3.5, 1e-30, 1e-41, 6e-8, 65504.0, 3e38, 1e300, float("inf"), -float("inf"),
+         float("nan")]
+
+
+def assert_identical(got, expected):
+    assert got.dtype == expected.dtype and torch.equal(got.isnan(), expected.isnan())
+    keep = ~expected.isnan()
+    assert torch.equal(got[keep], expected[keep]) and torch.equal(got[keep].signbit(), expected[keep].signbit())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_nextafter_and_frexp_are_exact(dtype):
+    if dtype == torch.float64 and not supports_fp64():
+        pytest.skip("no fp64")
+    x = torch.tensor(EDGES, dtype=torch.float64).to(dtype)
+    a, b = x.repeat_interleave(len(EDGES)), x.repeat(len(EDGES))  # every pair
+    assert_identical(torch.nextafter(a.to("ocl"), b.to("ocl")).cpu(), torch.nextafter(a, b))
+    mantissa, exponent = torch.frexp(x.to("ocl"))
+    expected_mantissa, expected_exponent = torch.frexp(x)
+    assert_identical(mantissa.cpu(), expected_mantissa)
+    assert torch.equal(exponent.cpu(), expected_exponent)

@@ -43,6 +43,7 @@ constexpr BinaryOp kOps[] = {
     {"atan2", "atan2_", "atan2.out", Build::Float, Dtypes::All, "b_atan2", nullptr},
     {"hypot", "hypot_", "hypot.out", Build::Same, Dtypes::Floating, "b_hypot", nullptr},
     {"copysign.Tensor", "copysign_.Tensor", "copysign.out", Build::Float, Dtypes::All, "b_copysign", nullptr},
+    {"nextafter", "nextafter_", "nextafter.out", Build::Same, Dtypes::Floating, "b_nextafter", nullptr},
     {"minimum", nullptr, "minimum.out", Build::Same, Dtypes::All, "b_minimum", "b_minimum"},
     {"maximum", nullptr, "maximum.out", Build::Same, Dtypes::All, "b_maximum", "b_maximum"},
     {"fmin", nullptr, "fmin.out", Build::Same, Dtypes::All, "b_fmin", "b_minimum"},

@@ -2,6 +2,9 @@
 #include <cstring>
 #include <utility>
 
+#include <tuple>
+
+#include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
 #include "core/fallback.h"
@@ -161,6 +164,25 @@ at::Tensor& polygamma_(at::Tensor& self, int64_t n) {
   return self;
 }
 
+// frexp: self = mantissa * 2^exponent, the mantissa's magnitude in [0.5, 1) (or 0), in self's
+// dtype; the exponent int32.
+std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& self, at::Tensor& mantissa, at::Tensor& exponent) {
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ", self.dtype(),
+              " but got ", mantissa.dtype());
+  TORCH_CHECK(exponent.dtype() == c10::kInt, "torch.frexp() expects exponent to have int dtype but got ",
+              exponent.dtype());
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .set_check_mem_overlap(true)
+                  .add_output(mantissa)
+                  .add_output(exponent)
+                  .add_const_input(self)
+                  .build();
+  run_pointwise(iter, "unary.cl", "u_frexp", self.scalar_type());
+  return {mantissa, exponent};
+}
+
 template <int I>
 void register_one(torch::Library& m) {
   const std::string name = kOps[I].name;
@@ -182,6 +204,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   core::register_real_kernel<&polygamma>(m, "polygamma");
   core::register_real_kernel<&polygamma_out>(m, "polygamma.out");
   core::register_real_kernel<&polygamma_>(m, "polygamma_");
+  core::register_real_kernel<&frexp_out>(m, "frexp.Tensor_out");
 }
 
 }  // namespace drawbridge::ops

@@ -45,6 +45,30 @@ BINARY(pow, pow(a, b))
 BINARY(atan2, atan2(a, b))
 BINARY(hypot, hypot(a, b))
 BINARY(copysign, copysign(a, b))
+// nextafter in the output's precision (float16 and bfloat16 compute in float, whose next value
+// is not theirs): one step of the stored type's bits, away from zero or toward it; from zero its
+// smallest subnormal.
+#if CAT(HALF_, T0) || CAT(BFLOAT_, T0)
+inline ct next_value(ct a, ct b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return b;
+  const bool away_from_zero = (a < b) == (a > 0);
+#if CAT(HALF_, T0)
+  if (a == 0) return copysign((ct)0x1p-24f, b);
+  ushort h;
+  vstore_half(a, 0, (half*)&h);  // exact: a is a float16
+  h = away_from_zero ? h + 1 : h - 1;
+  return vload_half(0, (const half*)&h);
+#else
+  if (a == 0) return copysign(as_float(0x10000u), b);  // 2^-133
+  const uint u = as_uint(a);  // a bfloat16 is the top half of a float
+  return as_float(away_from_zero ? u + 0x10000u : u - 0x10000u);
+#endif
+}
+BINARY(nextafter, next_value(a, b))
+#else
+BINARY(nextafter, nextafter(a, b))
+#endif
 BINARY(minimum, (isnan(a) || isnan(b)) ? a + b : fmin(a, b))
 BINARY(maximum, (isnan(a) || isnan(b)) ? a + b : fmax(a, b))
 BINARY(fmin, fmin(a, b))

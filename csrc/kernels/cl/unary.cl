@@ -68,6 +68,17 @@ __kernel void u_nan_to_num(IterDesc d, OPERAND(0), OPERAND(1), ulong p_bits, ulo
   ELEMENTWISE_END
 }
 UNARY(isneginf_float, isinf(a) && a < 0)
+// frexp: operand 0 is the mantissa, 1 the exponent (int32), 2 the input. Infinities and NaN
+// keep exponent 0, as on the CPU (C leaves it unspecified).
+__kernel void u_frexp(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2)) {
+  ELEMENTWISE_BEGIN
+  const ct a = INPUT(2);
+  int exponent = 0;
+  const ct mantissa = isfinite(a) ? frexp(a, &exponent) : a;
+  OUTPUT(mantissa);
+  STORE(T1, ADDRESS(1), TO(T1, isfinite(a) ? exponent : 0));
+  ELEMENTWISE_END
+}
 UNARY(relu, isnan(a) ? a : (a > 0 ? a : (ct)0))
 UNARY(silu, a / ((ct)1 + exp_arith(-a)))
 UNARY(mish, a * tanh(a > (ct)20 ? a : log1p(exp(a))))
