@@ -8,6 +8,7 @@
 
 #include "core/device_state.h"
 #include "core/fallback.h"
+#include "ops/complex_arithmetic.h"
 #include "ops/pointwise.h"
 #include "ops/variants.h"
 
@@ -32,10 +33,12 @@ struct BinaryOp {
   const char* int_kernel;
   bool scalar_other = false;  // the second argument is a Scalar
   const char* file = "binary.cl";
+  // Takes the op's complex arguments (a complex input or out); without it they take the CPU fallback.
+  at::Tensor (*complex_impl)(at::Tensor, const at::Tensor&, const at::Tensor&) = nullptr;
 };
 
 constexpr BinaryOp kOps[] = {
-    {"mul.Tensor", "mul_.Tensor", "mul.out", Build::Same, Dtypes::All, "b_mul", "b_mul"},
+    {"mul.Tensor", "mul_.Tensor", "mul.out", Build::Same, Dtypes::All, "b_mul", "b_mul", false, "binary.cl", &complex_mul},
     {"div.Tensor", "div_.Tensor", "div.out", Build::Float, Dtypes::All, "b_div", nullptr},
     {"remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out", Build::Same, Dtypes::NotBool, "b_remainder", "b_remainder"},
     {"fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out", Build::Same, Dtypes::NotBool, "b_fmod", "b_fmod"},
@@ -144,6 +147,8 @@ template <int I, typename Other>
 at::Tensor binary_impl(at::Tensor out, const at::Tensor& a, const Other& b) {
   const BinaryOp& op = kOps[I];
   const at::Tensor other = other_tensor(b);
+  if (op.complex_impl && (a.is_complex() || other.is_complex() || (out.defined() && out.is_complex())))
+    return op.complex_impl(out, a, other);
   TORCH_CHECK(op.build != Build::SameDtypes || a.scalar_type() == other.scalar_type(), op.functional,
               " is not yet implemented for tensors with different dtypes.");
   auto iter = build(op.build, out, a, other);
@@ -154,10 +159,11 @@ at::Tensor binary_impl(at::Tensor out, const at::Tensor& a, const Other& b) {
 template <int I>
 void register_one(torch::Library& m) {
   const BinaryOp& op = kOps[I];
+  const ComplexArgs complex = op.complex_impl ? ComplexArgs::Native : ComplexArgs::Fallback;
   if (op.scalar_other)
-    register_variants<&binary_impl<I, c10::Scalar>>(m, op.functional, op.inplace, op.out);
+    register_variants<&binary_impl<I, c10::Scalar>>(m, op.functional, op.inplace, op.out, complex);
   else
-    register_variants<&binary_impl<I, at::Tensor>>(m, op.functional, op.inplace, op.out);
+    register_variants<&binary_impl<I, at::Tensor>>(m, op.functional, op.inplace, op.out, complex);
 }
 
 template <int... I>

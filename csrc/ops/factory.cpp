@@ -1,6 +1,7 @@
 // Tensor creation on ocl: empty and empty_strided. Everything else (zeros, ones, full, *_like)
-// composes these with fill_ and copy_.
+// composes these with fill_ and copy_. And autograd's zero tensors.
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/TensorFactories.h>
 #include <torch/library.h>
 
 #include "core/device_allocator.h"
@@ -42,11 +43,24 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
   return at::detail::empty_strided_generic(size, stride, &core::device_allocator(), kOclKeys, dtype);
 }
 
+// A ZeroTensor, as autograd makes for a gradient known to be zero (sgn's, for one): no storage;
+// the ZeroTensor dispatch key makes it read as zeros, and materializes it where an op needs one.
+at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype_opt,
+                                 std::optional<c10::Layout> layout_opt, std::optional<c10::Device> device_opt,
+                                 std::optional<bool> pin_memory_opt) {
+  auto dtype = c10::dtype_or_default(dtype_opt);
+  const c10::Device device = checked(device_opt, layout_opt, pin_memory_opt, dtype);
+  at::native::ZeroTensorAllocator allocator(device);
+  constexpr c10::DispatchKeySet keys = kOclKeys | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(size, &allocator, keys, dtype, std::nullopt);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("_efficientzerotensor", TORCH_FN(efficient_zero_tensor));
 }
 
 }  // namespace drawbridge::ops

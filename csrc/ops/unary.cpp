@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include "core/fallback.h"
+#include "ops/complex_arithmetic.h"
 #include "ops/pointwise.h"
 #include "ops/variants.h"
 
@@ -29,6 +30,8 @@ struct UnaryOp {
   const char* int_kernel;    // kernel when computing in an integer type (or nullptr)
   bool inplace_and_functional = true;  // false: the functional and name.out only
   const char* file = "unary.cl";
+  // Takes the op's complex arguments (a complex input or out); without it they take the CPU fallback.
+  at::Tensor (*complex_impl)(at::Tensor, const at::Tensor&) = nullptr;
 };
 
 constexpr UnaryOp kOps[] = {
@@ -66,7 +69,7 @@ constexpr UnaryOp kOps[] = {
     {"trunc", Build::Same, Dtypes::NotBool, "u_trunc", "u_trunc"},
     {"frac", Build::Same, Dtypes::Floating, "u_frac", nullptr},
     {"sign", Build::Same, Dtypes::All, "u_sign_float", "u_sign"},
-    {"sgn", Build::Same, Dtypes::All, "u_sign_float", "u_sign"},
+    {"sgn", Build::Same, Dtypes::All, "u_sign_float", "u_sign", true, "unary.cl", &complex_sgn},
     {"bitwise_not", Build::Same, Dtypes::IntegralAndBool, nullptr, "u_bitwise_not"},
     {"signbit", Build::BoolOut, Dtypes::All, "u_signbit", "u_signbit", false},
     {"isposinf", Build::BoolOut, Dtypes::All, "u_isposinf_float", "u_isposinf", false},
@@ -133,6 +136,8 @@ void run(const UnaryOp& op, at::TensorIterator& iter, c10::ScalarType input_type
 // Writes op I of self into `out` (a handle to the caller's tensor, or undefined to allocate).
 template <int I>
 at::Tensor unary_impl(at::Tensor out, const at::Tensor& self) {
+  if (kOps[I].complex_impl && (self.is_complex() || (out.defined() && out.is_complex())))
+    return kOps[I].complex_impl(out, self);
   auto iter = build(kOps[I], out, self);
   run(kOps[I], iter, self.scalar_type());
   return iter.output();
@@ -188,7 +193,7 @@ void register_one(torch::Library& m) {
   const std::string name = kOps[I].name;
   const std::string in_place = name + "_", out = name + ".out";
   register_variants<&unary_impl<I>>(m, name.c_str(), kOps[I].inplace_and_functional ? in_place.c_str() : nullptr,
-                                    out.c_str());
+                                    out.c_str(), kOps[I].complex_impl ? ComplexArgs::Native : ComplexArgs::Fallback);
 }
 
 template <int... I>
