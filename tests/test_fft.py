@@ -94,7 +94,28 @@ def test_stft_matches_cpu():
     expected = spec(x, window)
     actual = spec(x.to("ocl"), window.to("ocl"))
     torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-4)
-    # (istft's overlap-add is unfold_backward, which has no native kernel yet.)
+
+
+@pytest.mark.parametrize("center,window", [(True, torch.hann_window), (False, torch.ones)])
+def test_istft_matches_cpu_and_inverts_stft(center, window):
+    """istft's overlap-add (unfold_backward) and the window envelope's division, forward and
+    backward; the spectrogram's gradient against the CPU's."""
+    x = signal(2, 600, dtype=torch.float32)
+    w = window(64)
+    spec = torch.stft(x, 64, hop_length=16, window=w, return_complex=True, center=center)
+    length = 600 if center else None
+
+    def inverse(s, win):
+        return torch.istft(s, 64, hop_length=16, window=win, center=center, length=length)
+
+    cpu_spec, ocl_spec = spec.clone().requires_grad_(), spec.to("ocl").requires_grad_()
+    expected, actual = inverse(cpu_spec, w), inverse(ocl_spec, w.to("ocl"))
+    torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(actual.cpu()[..., :expected.shape[-1]], x[..., :expected.shape[-1]], rtol=1e-4, atol=1e-4)
+    upstream = torch.randn(expected.shape)
+    expected.backward(upstream)
+    actual.backward(upstream.to("ocl"))
+    torch.testing.assert_close(ocl_spec.grad.cpu(), cpu_spec.grad, rtol=1e-4, atol=1e-5)
 
 
 def test_empty_and_launch_count():
