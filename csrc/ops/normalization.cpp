@@ -9,6 +9,7 @@
 
 #include "ops/pointwise.h"
 #include "ops/row.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -327,21 +328,10 @@ at::Tensor& renorm_impl(const at::Tensor& self, const c10::Scalar& p, int64_t di
   return out.copy_(result);
 }
 
-at::Tensor renorm_functional(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
-  return renorm_impl(self, p, dim, maxnorm, out);
-}
-
-at::Tensor& renorm_inplace(at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
-  return renorm_impl(self, p, dim, maxnorm, self);
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("renorm", TORCH_FN(renorm_functional));
-  m.impl("renorm_", TORCH_FN(renorm_inplace));
-  m.impl("renorm.out", TORCH_FN(renorm_impl));
+  register_from_out<&renorm_impl>(m, "renorm", "renorm_", "renorm.out", ComplexArgs::Native);
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
   m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));

@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include "ops/out_arguments.h"
+#include "ops/variants.h"
 
 namespace drawbridge::ops {
 
@@ -112,16 +113,6 @@ at::Tensor& tri_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
   if (!out.is_same(self)) at::native::resize_output(out, self.sizes());
   return out.copy_(result);
 }
-template <bool Lower>
-at::Tensor tri(const at::Tensor& self, int64_t diagonal) {
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
-  return tri_out<Lower>(self, diagonal, out);
-}
-template <bool Lower>
-at::Tensor& tri_(at::Tensor& self, int64_t diagonal) {
-  return tri_out<Lower>(self, diagonal, self);
-}
-
 // channel_shuffle: (N, g, C/g, ...) with the two channel dims swapped, a view and one copy.
 at::Tensor shuffle_channels(const at::Tensor& self, int64_t groups) {
   TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input to have at least 3 dimensions, but got input with sizes ",
@@ -149,12 +140,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat.out", TORCH_FN(cat_out));
   m.impl("roll", TORCH_FN(roll_impl));
   m.impl("flip", TORCH_FN(flip));
-  m.impl("tril", TORCH_FN(tri<true>));
-  m.impl("tril_", TORCH_FN(tri_<true>));
-  m.impl("tril.out", TORCH_FN(tri_out<true>));
-  m.impl("triu", TORCH_FN(tri<false>));
-  m.impl("triu_", TORCH_FN(tri_<false>));
-  m.impl("triu.out", TORCH_FN(tri_out<false>));
+  register_from_out<&tri_out<true>>(m, "tril", "tril_", "tril.out", ComplexArgs::Native);
+  register_from_out<&tri_out<false>>(m, "triu", "triu_", "triu.out", ComplexArgs::Native);
 }
 
 }  // namespace drawbridge::ops
