@@ -341,3 +341,25 @@ def test_out_of_range_class_raises_and_corrupts_nothing(loss):
         loss(logits, torch.tensor([0, 1, 7, -3], device="ocl")).item()
     assert torch.equal(logits.cpu(), before)
     assert loss(logits, torch.tensor([0, 1, 4, 3], device="ocl")).isfinite().item()  # still usable
+
+
+def test_rrelu(native_only):
+    """Evaluation: leaky_relu at the mean slope, as on the CPU. Training: every negative element's
+    slope drawn on the device from U(lower, upper), reproducible under manual_seed, and the
+    gradient is the slope (1 for the rest)."""
+    check_against_cpu(lambda x: F.rrelu(x, 0.1, 0.3, training=False), (4, 50))
+    x = torch.randn(20000).to("ocl").requires_grad_()
+    torch.manual_seed(3)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    negative = (x < 0).detach()
+    slopes = (y / x)[negative].detach().cpu()
+    assert 0.1 <= slopes.min() and slopes.max() <= 0.3 and abs(slopes.mean() - 0.2) < 0.005
+    assert slopes.std() > 0.05  # drawn, not one value
+    assert torch.equal(y[~negative].detach().cpu(), x[~negative].detach().cpu())
+    y.sum().backward()
+    torch.testing.assert_close(x.grad[negative].cpu(), slopes)
+    assert bool((x.grad[~negative] == 1).all())
+    torch.manual_seed(3)
+    torch.testing.assert_close(F.rrelu(x.detach(), 0.1, 0.3, training=True), y.detach())
+    with pytest.raises(RuntimeError, match="noise tensor shape must match"):
+        torch.ops.aten.rrelu_with_noise(x.detach(), torch.empty(3, device="ocl"), 0.1, 0.3, True)

@@ -262,6 +262,23 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
   return {at::where(positive, grad, weight * grad), at::where(positive, at::zeros({}, grad.options()), self * grad)};
 }
 
+// rrelu: in training each element <= 0 is scaled by a slope drawn from U(lower, upper) on the
+// device, which `noise` keeps for the backward (1 elsewhere); in evaluation by the mean slope, as
+// leaky_relu (noise untouched), as on the CPU.
+at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower,
+                                 const c10::Scalar& upper, bool training, std::optional<at::Generator> generator,
+                                 at::Tensor& out) {
+  TORCH_CHECK(self.sizes() == noise.sizes(), "noise tensor shape must match self tensor shape. Got self.shape = ",
+              self.sizes(), " noise.shape = ", noise.sizes());
+  check_dtype("rrelu_with_noise", self.scalar_type(), Dtypes::Floating);
+  if (!training) return at::leaky_relu_out(out, self, (lower.toDouble() + upper.toDouble()) / 2);
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  at::Tensor slopes = at::empty_like(self).uniform_(lower.toDouble(), upper.toDouble(), std::move(generator));
+  noise.copy_(at::where(self <= 0, slopes, at::ones({}, self.options())));
+  return out.copy_(self * noise);
+}
+
 }  // namespace
 
 // Complex operands take the CPU fallback (ops/variants.h), forward and backward alike.
@@ -287,6 +304,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_variants<&hardshrink_impl>(m, "hardshrink", nullptr, "hardshrink.out");
   register_variants<&softplus_impl>(m, "softplus", nullptr, "softplus.out");
   register_variants<&round_decimals_impl>(m, "round.decimals", "round_.decimals", "round.decimals_out");
+  register_from_out<&rrelu_with_noise_out>(m, "rrelu_with_noise", "rrelu_with_noise_", "rrelu_with_noise.out");
   DB_REGISTER_BACKWARD(m, threshold_backward);
   DB_REGISTER_BACKWARD(m, sigmoid_backward);
   DB_REGISTER_BACKWARD(m, tanh_backward);
