@@ -12,7 +12,7 @@
 // tensor there), so such a target cannot be aligned and its gradient entries are not written.
 
 #define NEG_INF (-(ct)INFINITY)
-#define LANES_MAX 256
+#define LANES_MAX 256  // the most lanes ops/ctc_loss.cpp launches in a group (a power of two)
 
 typedef struct {
   long T, N, C;              // log_probs' sizes
