@@ -199,9 +199,13 @@ __kernel void ctc_gradient(CtcDesc d, BUFFER(const ct, grad_out), BUFFER(const c
     barrier(CLK_GLOBAL_MEM_FENCE);
 
     __global const ct* at = ab + t * d.la_t;
+    // Lanes take the blank's even positions, each with the label after it should that be the blank.
     ct acc = NEG_INF;
-    for (long s = lane; s < positions; s += lanes)
-      if (target_prime(tg, offset, d.tg_s, s, d.blank) == d.blank) acc = log_add(acc, at[s * d.la_s] + cur[s]);
+    for (long s = 2 * lane; s < positions; s += 2 * lanes) {
+      acc = log_add(acc, at[s * d.la_s] + cur[s]);
+      if (s + 1 < positions && target_prime(tg, offset, d.tg_s, s + 1, d.blank) == d.blank)
+        acc = log_add(acc, at[(s + 1) * d.la_s] + cur[s + 1]);
+    }
     partial[lane] = acc;
     for (long span = lanes / 2; span > 0; span /= 2) {
       barrier(CLK_LOCAL_MEM_FENCE);
