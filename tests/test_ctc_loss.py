@@ -150,6 +150,16 @@ def test_blank_index(blank):
     check(log_probs(T, N, C, torch.float32), targets, [16, 12, 16], [5, 4, 2], torch.float32, blank=blank)
 
 
+def test_targets_holding_the_blank():
+    # Not valid targets, but the CPU computes with them: labels drawn from every class, the last
+    # of a target the blank.
+    T, N, C = 14, 4, 4
+    targets = labels((N, 6), C, low=0)
+    targets[:, 3] = 0
+    check(log_probs(T, N, C, torch.float64 if supports_fp64() else torch.float32), targets, [14, 14, 10, 14],
+          [4, 6, 2, 3], torch.float64 if supports_fp64() else torch.float32, reduction="none")
+
+
 def test_empty_inputs_and_targets():
     # Input length 0: loss 0 for an empty target, inf otherwise; target length 0: the all-blank path.
     T, N, C = 6, 4, 5
@@ -249,6 +259,7 @@ GPU_CLASS_TESTS = [
     "test_long_sequence(torch.float32)",
     "test_repeated_labels(torch.float32)",
     "test_blank_index(4)",
+    "test_targets_holding_the_blank()",
     "test_empty_inputs_and_targets()",
     "test_strided_operands()",
 ]

@@ -218,7 +218,15 @@ __kernel void ctc_gradient(CtcDesc d, BUFFER(const ct, grad_out), BUFFER(const c
       const long c = target_prime(tg, offset, d.tg_s, s, d.blank);
       gb[t * row + c] = gradient(sum, lpb[t * d.lp_t + c * d.lp_c], nll_b, gr);
     }
-    if (lane == 0) gb[t * row + d.blank] = gradient(partial[0], lpb[t * d.lp_t + d.blank * d.lp_c], nll_b, gr);
+    if (lane == 0) {
+      ct collected = partial[0];
+      // A target that holds the blank (not a valid target): at the last step the CPU assigns the
+      // last label's product to the class instead of adding it to the blank's, and so do we.
+      if (t == input_length - 1 && target_length > 0 &&
+          target_prime(tg, offset, d.tg_s, 2 * target_length - 1, d.blank) == d.blank)
+        collected = at[(2 * target_length - 1) * d.la_s] + cur[2 * target_length - 1];
+      gb[t * row + d.blank] = gradient(collected, lpb[t * d.lp_t + d.blank * d.lp_c], nll_b, gr);
+    }
   }
   for (long t = max(input_length, 0L); t < d.T; ++t)
     for (long c = lane; c < d.C; c += lanes) gb[t * row + c] = 0;
