@@ -209,6 +209,21 @@ def test_aten_ops_direct(dtype, target_dtype):
     torch.testing.assert_close(actual.cpu(), expected, **TOL[dtype])
 
 
+def test_tensor_lengths_autograd():
+    # _ctc_loss.Tensor records its own backward node, which calls _ctc_loss_backward.Tensor.
+    T, N, C = 10, 3, 5
+    lp = log_probs(T, N, C, torch.float32)
+    targets = labels((N, 4), C)
+    il, tl = torch.tensor([10, 9, 8]), torch.tensor([4, 3, 2])
+    results = []
+    for device in ("cpu", "ocl"):
+        x = lp.to(device).detach().requires_grad_()
+        nll, _ = torch._ctc_loss(x, targets.to(device), il.to(device), tl.to(device))
+        nll.sum().backward()
+        results.append((nll.detach().cpu(), x.grad.cpu()))
+    torch.testing.assert_close(results[1], results[0], **TOL[torch.float32])
+
+
 BAD_INPUTS = [
     # (description, log_probs shape, dtype, targets, input_lengths, target_lengths, blank)
     ("input length past T", (5, 2, 4), torch.float32, torch.ones(2, 2, dtype=torch.long), [5, 6], [2, 2], 0),
