@@ -39,25 +39,31 @@ inline ct log_prob(__global const ct* lp, const CtcDesc* d, long t, long c) {
   return (c >= 0 && c < d->C) ? lp[t * d->lp_t + c * d->lp_c] : NEG_INF;
 }
 
+// exp where the CPU's terms are often exact: the largest term (0) and log 0 skip the library
+// call, which is most of these kernels' time on CPU devices; the values are the same.
+inline ct exp_term(ct x) { return x == 0 ? (ct)1 : x == NEG_INF ? (ct)0 : exp(x); }
+
 // log(exp(a) + exp(b) + exp(c)) the CPU's way: shifted by the largest, 0 when all are log 0.
 inline ct log_sum3(ct a, ct b, ct c) {
   ct m = a;
   if (b > m) m = b;
   if (c > m) m = c;
   if (m == NEG_INF) m = 0;
-  return log(exp(a - m) + exp(b - m) + exp(c - m)) + m;
+  return log(exp_term(a - m) + exp_term(b - m) + exp_term(c - m)) + m;
 }
 
-// The CPU's accumulation of alpha * beta products: log 0 takes the new term as it is.
+// The CPU's accumulation of alpha * beta products: log 0 takes the new term as it is (and adding
+// log 0 leaves the sum as it is: log(1 + 0) is 0).
 inline ct log_add(ct acc, ct v) {
   if (acc == NEG_INF) return v;
+  if (v == NEG_INF) return acc;
   const ct m = acc < v ? v : acc;
-  return log(exp(acc - m) + exp(v - m)) + m;
+  return log(exp_term(acc - m) + exp_term(v - m)) + m;
 }
 
 // The gradient of the loss by log_probs from the log of the summed alpha * beta for a class.
 inline ct gradient(ct collected, ct lp, ct nll, ct grad_out) {
-  return (exp(lp) - exp(collected + nll - lp)) * grad_out;
+  return (exp(lp) - exp_term(collected + nll - lp)) * grad_out;
 }
 
 // lengths: per element its input length, target length and the offset of its target in targets.
