@@ -128,10 +128,12 @@ __kernel void ctc_alpha(CtcDesc d, BUFFER(const ct, lp), BUFFER(const target_t, 
 }
 
 // grad: (T, N, C) contiguous, every entry of the element written. beta: (N, 2, width) scratch,
-// the rows of t and t + 1. chain: (N, width) scratch; at odd s it holds the next odd position with
-// the same label (or -1), at s - 1 whether s is that label's first position, so that one lane sums
-// each label's products in place of a scatter into the gradient row. Positions of the blank
-// (every even one, and labels equal to the blank) are summed by all lanes and a tree.
+// the rows of t and t + 1. chain: (N, width) scratch; at odd s it holds the odd position before s
+// with the same label (or -1), at s - 1 whether s is that label's last position, so that one lane
+// sums each label's products in place of a scatter into the gradient row. Positions of the blank
+// (every even one, and labels equal to the blank) are summed by all lanes and a tree. Every sum
+// runs from the last position down, as the CPU's does: with one lane (CPU devices) each gradient
+// entry is the CPU's sum in the CPU's order.
 __kernel void ctc_gradient(CtcDesc d, BUFFER(const ct, grad_out), BUFFER(const ct, lp), BUFFER(const target_t, tg),
                            BUFFER(const long, lengths), BUFFER(const ct, nll), BUFFER(const ct, alpha),
                            BUFFER(ct, beta), BUFFER(int, chain), BUFFER(ct, grad)) {
@@ -167,12 +169,12 @@ __kernel void ctc_gradient(CtcDesc d, BUFFER(const ct, grad_out), BUFFER(const c
     int head = 0, next = -1;
     if (c != d.blank && c >= 0 && c < d.C) {
       head = 1;
-      for (long u = 1; u < s; u += 2)
+      for (long u = s + 2; u < positions; u += 2)
         if (target_prime(tg, offset, d.tg_s, u, d.blank) == c) {
           head = 0;
           break;
         }
-      for (long u = s + 2; u < positions; u += 2)
+      for (long u = s - 2; u > 0; u -= 2)
         if (target_prime(tg, offset, d.tg_s, u, d.blank) == c) {
           next = (int)u;
           break;
@@ -205,12 +207,12 @@ __kernel void ctc_gradient(CtcDesc d, BUFFER(const ct, grad_out), BUFFER(const c
     barrier(CLK_GLOBAL_MEM_FENCE);
 
     __global const ct* at = ab + t * d.la_t;
-    // Lanes take the blank's even positions, each with the label after it should that be the blank.
+    // Lanes take the blank's even positions, each after the label above it should that be the blank.
     ct acc = NEG_INF;
-    for (long s = 2 * lane; s < positions; s += 2 * lanes) {
-      acc = log_add(acc, at[s * d.la_s] + cur[s]);
+    for (long s = 2 * target_length - 2 * lane; s >= 0; s -= 2 * lanes) {
       if (s + 1 < positions && target_prime(tg, offset, d.tg_s, s + 1, d.blank) == d.blank)
         acc = log_add(acc, at[(s + 1) * d.la_s] + cur[s + 1]);
+      acc = log_add(acc, at[s * d.la_s] + cur[s]);
     }
     partial[lane] = acc;
     for (long span = lanes / 2; span > 0; span /= 2) {
