@@ -8,8 +8,9 @@
 // output; beta takes a two-row scratch per element), which keeps any target length within one
 // work-group, whatever the device's local memory.
 //
-// Targets are read where they are; a label outside [0, C) reads as log 0 (the CPU reads past the
-// tensor there), so such a target cannot be aligned and its gradient entries are not written.
+// Targets are read where they are. A label outside [0, C) reads as log 0 (the CPU reads outside
+// the row of log_probs there, and its backward writes outside the gradient's): such a target
+// cannot be aligned, its loss is inf, and no gradient entry is written for the label.
 
 #define NEG_INF (-(ct)INFINITY)
 #define LANES_MAX 256  // the most lanes ops/ctc_loss.cpp launches in a group (a power of two)
