@@ -230,7 +230,8 @@ struct HostLengths {
   at::Tensor input, target;
 };
 HostLengths host_lengths(const at::Tensor& input_lengths, const at::Tensor& target_lengths) {
-  TORCH_CHECK(c10::isIntegralType(input_lengths.scalar_type(), /*includeBool=*/false), "input_lengths must be integral");
+  TORCH_CHECK(c10::isIntegralType(input_lengths.scalar_type(), /*includeBool=*/false),
+              "input_lengths must be integral");
   TORCH_CHECK(c10::isIntegralType(target_lengths.scalar_type(), /*includeBool=*/false),
               "target_lengths must be integral");
   return {input_lengths.to(c10::Device(c10::kCPU), c10::kLong).contiguous(),

@@ -197,14 +197,15 @@ __kernel void ctc_gradient(CtcDesc d, BUFFER(const ct, grad_out), BUFFER(const c
         v = s >= positions - 2 ? log_prob(lpb, &d, t, c) : NEG_INF;
       } else {
         const ct b2 = s < 2 * target_length ? later[s + 1] : NEG_INF;
-        const ct b3 =
-            (s < 2 * target_length - 1 && target_prime(tg, offset, d.tg_s, s + 2, d.blank) != c) ? later[s + 2] : NEG_INF;
+        const bool skip = s < 2 * target_length - 1 && target_prime(tg, offset, d.tg_s, s + 2, d.blank) != c;
+        const ct b3 = skip ? later[s + 2] : NEG_INF;
         v = log_sum3(later[s], b2, b3) + log_prob(lpb, &d, t, c);
       }
       cur[s] = v;
     }
     // Classes no position holds have no alpha * beta products; the ones that do are rewritten.
-    for (long c = lane; c < d.C; c += lanes) gb[t * row + c] = gradient(NEG_INF, lpb[t * d.lp_t + c * d.lp_c], nll_b, gr);
+    for (long c = lane; c < d.C; c += lanes)
+      gb[t * row + c] = gradient(NEG_INF, lpb[t * d.lp_t + c * d.lp_c], nll_b, gr);
     barrier(CLK_GLOBAL_MEM_FENCE);
 
     __global const ct* at = ab + t * d.la_t;
