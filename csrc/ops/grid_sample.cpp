@@ -160,14 +160,19 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_backward(const at::Tensor& grad_
   at::Tensor accumulator =
       want_input ? at::zeros(input.sizes(), input.options().dtype(compute)) : at::Tensor();
   at::Tensor grad_grid = at::empty(grid.sizes(), grid.options());
-  GridDesc d = describe(input, grid, interpolation, padding, align_corners);
-  strides5(grad_output, d.out_stride);
-  if (want_input) strides5(accumulator, d.grad_input_stride);
-  grid_strides5(grad_grid, d.grad_grid_stride);
-  // An operand that is not asked for is never touched; grid stands in for its buffer.
-  const at::Tensor& acc = want_input ? accumulator : grid;
-  launch(input.dim() == 5 ? "grid_sample_3d_backward" : "grid_sample_2d_backward", d, input,
-         {&acc, &grad_grid, &grad_output, &input, &grid}, {want_input ? 1 : 0, want_grid ? 1 : 0});
+  if (input.numel() == 0) {
+    // No channels (or no samples): nothing to read, and every grid gradient is a sum of nothing.
+    if (want_grid) grad_grid.zero_();
+  } else {
+    GridDesc d = describe(input, grid, interpolation, padding, align_corners);
+    strides5(grad_output, d.out_stride);
+    if (want_input) strides5(accumulator, d.grad_input_stride);
+    grid_strides5(grad_grid, d.grad_grid_stride);
+    // An operand that is not asked for is never touched; grid stands in for its buffer.
+    const at::Tensor& acc = want_input ? accumulator : grid;
+    launch(input.dim() == 5 ? "grid_sample_3d_backward" : "grid_sample_2d_backward", d, input,
+           {&acc, &grad_grid, &grad_output, &input, &grid}, {want_input ? 1 : 0, want_grid ? 1 : 0});
+  }
   at::Tensor grad_input;
   if (want_input) grad_input = compute == input.scalar_type() ? accumulator : accumulator.to(input.scalar_type());
   return {grad_input, grad_grid};
