@@ -5,6 +5,11 @@
 // The input gradient is accumulated atomically in the compute type (float32 for float16 and
 // bfloat16, so that the many small adds into one element do not each round to 16 bits) and
 // converted once; the grid gradient is written by the work-item that owns its grid point.
+#include <array>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include <ATen/native/GridSamplerUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -86,7 +91,7 @@ void check_arguments(const at::Tensor& input, const at::Tensor& grid, int64_t in
                               "\"", name, "\" not implemented for '", c10::toString(input.scalar_type()), "'");
   TORCH_CHECK(grid.scalar_type() == input.scalar_type(), "expected scalar type ", input.scalar_type(),
               " but found ", grid.scalar_type());
-  // The CPU reads an unknown mode as one of its enum values' neighbours; here it is an error.
+  // The CPU leaves the output unwritten for an unknown mode; here it is an error.
   TORCH_CHECK(interpolation >= 0 && interpolation <= 2, name, ": unknown interpolation mode ", interpolation);
   TORCH_CHECK(padding >= 0 && padding <= 2, name, ": unknown padding mode ", padding);
 }
