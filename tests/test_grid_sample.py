@@ -107,6 +107,22 @@ def test_many_points_on_one_pixel_accumulate():
     compare(x, grid, "nearest", "zeros", False, rtol=1e-5, atol=1e-4)
 
 
+# NaN, infinite and huge grid points: a 2-d border clip sends NaN to 0 and a 3-d one to the last
+# pixel, zeros padding gives a 2-d NaN (its masked corners still add 0 * NaN) and a 3-d 0, as the
+# CPU's vectorized 2-d kernel and scalar 3-d kernel do.
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("dims,mode", [(2, "bilinear"), (2, "nearest"), (2, "bicubic"), (3, "bilinear"), (3, "nearest")])
+def test_non_finite_grid_points(dims, mode, padding):
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 0.3])
+    x = torch.randn((1, 2) + (4,) * dims, generator=torch.Generator().manual_seed(8))
+    points = torch.cartesian_prod(*[special] * dims).view((1, 1, -1, dims) if dims == 2 else (1, 1, 1, -1, 3))
+    for align_corners in (False, True):
+        kwargs = dict(mode=mode, padding_mode=padding, align_corners=align_corners)
+        expected = F.grid_sample(x, points, **kwargs)
+        got = F.grid_sample(x.to("ocl"), points.to("ocl"), **kwargs).cpu()
+        torch.testing.assert_close(got, expected, equal_nan=True, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("grads", [(True, False), (False, True)])
 @pytest.mark.parametrize("dims", [2, 3])
 def test_only_one_gradient_asked_for(dims, grads):
