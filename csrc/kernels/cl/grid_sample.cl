@@ -3,7 +3,8 @@
 // bicubically (2-d only), with zeros, border or reflection padding. The arithmetic follows the
 // CPU's step by step, contractions off, so results round as there: 3-d samplers as the scalar
 // kernel (ATen/native/GridSampler.h), 2-d ones as the vectorized kernel the CPU runs for them
-// (ATen/native/cpu/GridSamplerKernel.cpp), whose arithmetic differs (below).
+// (ATen/native/cpu/GridSamplerKernel.cpp), whose arithmetic differs (below) and whose build
+// fuses some multiply-adds (x86 with FMA): those are written as fma.
 //
 // One work-item per (n, output position): the source position, taps and weights are computed
 // once and applied to every channel. The backward's grid gradient sums over channels and taps
