@@ -107,6 +107,17 @@ def test_many_points_on_one_pixel_accumulate():
     compare(x, grid, "nearest", "zeros", False, rtol=1e-5, atol=1e-4)
 
 
+def test_concurrent_adds_into_one_pixel_are_not_lost():
+    # 2^18 grid points on one pixel, from many work-groups at once: each adds 1 (exact in
+    # float32), so a lost update shows.
+    x = torch.randn(1, 1, 4, 4, device="ocl", requires_grad=True)
+    grid = torch.zeros(1, 512, 512, 2, device="ocl")
+    F.grid_sample(x, grid, mode="nearest", align_corners=False).sum().backward()
+    expected = torch.zeros(1, 1, 4, 4)
+    expected[0, 0, 2, 2] = 512 * 512  # (0, 0) rounds half to even: pixel 2 of 4
+    torch.testing.assert_close(x.grad.cpu(), expected, rtol=0, atol=0)
+
+
 # NaN, infinite and huge grid points: a 2-d border clip sends NaN to 0 and a 3-d one to the last
 # pixel, zeros padding gives a 2-d NaN (its masked corners still add 0 * NaN) and a 3-d 0, as the
 # CPU's vectorized 2-d kernel and scalar 3-d kernel do.
