@@ -30,7 +30,8 @@ __kernel void scatter_fill(IterDesc d, OPERAND(0), OPERAND(1), ulong dim_stride,
 }
 
 // Typed mode, for 2-, 4- and 8-byte floating and 4- and 8-byte integer element types: a
-// compare-and-swap loop on the element's word makes concurrent updates of one element safe.
+// compare-and-swap loop on the element's word (common.clh's ATOMIC_UPDATE for 4 and 8 bytes)
+// makes concurrent updates of one element safe.
 #if CT_IS_FLOAT
 #define IS_NAN(x) isnan(x)
 #else
@@ -88,15 +89,7 @@ typedef uint word;
     ELEMENTWISE_BEGIN                                                                                      \
     SCATTER_TARGET(2)                                                                                      \
     ct v = INPUT(1);                                                                                       \
-    volatile __global word* w = (volatile __global word*)target;                                           \
-    union { word bits; ct value; } seen, next;                                                             \
-    seen.bits = *w;                                                                                        \
-    for (;;) {                                                                                             \
-      next.value = COMBINE_##name(seen.value, v);                                                          \
-      word before = CAS(w, seen.bits, next.bits);                                                          \
-      if (before == seen.bits) break;                                                                      \
-      seen.bits = before;                                                                                  \
-    }                                                                                                      \
+    ATOMIC_UPDATE(word, CAS, ct, target, COMBINE_##name, v);                                               \
     ELEMENTWISE_END                                                                                        \
   }
 #endif
