@@ -363,3 +363,29 @@ def test_rrelu(native_only):
     torch.testing.assert_close(F.rrelu(x.detach(), 0.1, 0.3, training=True), y.detach())
     with pytest.raises(RuntimeError, match="noise tensor shape must match"):
         torch.ops.aten.rrelu_with_noise(x.detach(), torch.empty(3, device="ocl"), 0.1, 0.3, True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("spatial", [2, 3])
+def test_fractional_max_pool_matches_cpu(native_only, spatial, dtype):
+    """Given the same samples, the CPU's windows (computed in the dtype, as the CPU does), values
+    and indices exactly, including NaN; the gradient through the indices, and the CPU's error for
+    a pool too large."""
+    g = torch.Generator().manual_seed(0)
+    image = (2, 3, 17, 13) if spatial == 2 else (2, 3, 9, 11, 7)
+    x = torch.randn(image, generator=g).to(dtype)
+    x.view(-1)[5] = float("nan")
+    samples = torch.rand(2, 3, spatial, generator=g).to(dtype)
+    pool = F.fractional_max_pool2d if spatial == 2 else F.fractional_max_pool3d
+    kernel, out = (3,) * spatial, (7, 5) if spatial == 2 else (4, 5, 3)
+    for size in (dict(output_size=out), dict(output_size=(1,) * spatial), dict(output_ratio=(0.5,) * spatial)):
+        expected = pool(x, kernel, return_indices=True, _random_samples=samples, **size)
+        xo = x.to("ocl").requires_grad_(dtype == torch.float32)
+        got = pool(xo, kernel, return_indices=True, _random_samples=samples.to("ocl"), **size)
+        torch.testing.assert_close(got[0].detach().cpu(), expected[0], rtol=0, atol=0, equal_nan=True)
+        assert torch.equal(got[1].cpu(), expected[1])
+    check_against_cpu(lambda t: pool(t, kernel, output_size=out, _random_samples=samples.float().to(t.device)), image)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        pool(x.to("ocl"), kernel, output_size=out, _random_samples=samples)
+    with pytest.raises(RuntimeError, match="too large relative to input"):
+        pool(x.to("ocl"), (20,) * spatial, output_size=out, _random_samples=samples.to("ocl"))

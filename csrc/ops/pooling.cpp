@@ -2,14 +2,22 @@
 // dims (1-d goes through the 2-d ops, as PyTorch routes it) and their backward: the windows are gathered with the
 // sliding-window index map shared with convolution and reduced with max (NaN wins, the first of
 // equal maxima wins, as on the CPU) or a sum over the CPU's divisor; the backward scatters
-// gradients back with scatter_add / index_add. max_unpool is a scatter into zeros.
+// gradients back with scatter_add / index_add. max_unpool is a scatter into zeros. Fractional max
+// pooling, whose window starts differ per plane, has a kernel of its own (cl/fractional_pool.cl).
 #include <ATen/Dispatch.h>
 #include <ATen/native/Pool.h>
+#include <ATen/ops/fractional_max_pool2d.h>
+#include <ATen/ops/fractional_max_pool3d.h>
 #include <torch/library.h>
 
+#include "core/device_state.h"
+#include "kernels/kernel_library.h"
+#include "ops/matrix_kernels.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 #include "ops/windows.h"
+#include "runtime/commands.h"
+#include "runtime/device.h"
 
 namespace drawbridge::ops {
 
@@ -469,9 +477,95 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, 
   return assign_out(out, unpool_3d(self, indices, output_size, stride, padding), {self, indices});
 }
 
+// --- fractional max pooling -----------------------------------------------------------------
+
+// The FractionalDesc of cl/fractional_pool.cl.
+struct FractionalDesc {
+  cl_long planes, channels;
+  cl_long in[3], out[3], pool[3];
+  cl_long sample_of[3];
+  cl_long samples_per_plane;
+};
+
+// The CPU's argument checks and output shape come from the op's meta function.
+template <int64_t Spatial>
+at::Tensor fractional_meta_output(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                  const at::Tensor& samples) {
+  if constexpr (Spatial == 2)
+    return std::get<0>(at::fractional_max_pool2d(linalg::meta(self), kernel_size, output_size, linalg::meta(samples)));
+  else
+    return std::get<0>(at::fractional_max_pool3d(linalg::meta(self), kernel_size, output_size, linalg::meta(samples)));
+}
+
+template <int64_t Spatial>
+std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                             at::IntArrayRef output_size, const at::Tensor& samples,
+                                                             at::Tensor& out, at::Tensor& indices) {
+  TORCH_CHECK(samples.device() == self.device(), "Expected all tensors to be on the same device, but found at least ",
+              "two devices, ", self.device(), " and ", samples.device(), "!");
+  const at::Tensor shape = fractional_meta_output<Spatial>(self, kernel_size, output_size, samples);
+  TORCH_CHECK(indices.scalar_type() == c10::kLong, "Expected out tensor to have dtype long int, but got ",
+              indices.scalar_type(), " instead");
+  at::native::resize_output(out, shape.sizes());
+  at::native::resize_output(indices, shape.sizes());
+  if (out.numel() == 0) return {out, indices};
+  const at::Tensor x = self.contiguous(), u = samples.contiguous();
+  at::Tensor values = out.is_contiguous() ? out : at::empty(shape.sizes(), out.options());
+  at::Tensor where = indices.is_contiguous() ? indices : at::empty(shape.sizes(), indices.options());
+  FractionalDesc d{};
+  d.planes = x.numel() / plane_numel(x, Spatial);
+  d.channels = x.size(x.dim() - Spatial - 1);
+  d.samples_per_plane = Spatial;
+  for (int64_t k = 0; k < 3; ++k) {
+    const int64_t dim = k - (3 - Spatial);  // a spatial dim, or < 0 for the padding
+    d.in[k] = dim < 0 ? 1 : x.size(x.dim() - Spatial + dim);
+    d.out[k] = dim < 0 ? 1 : output_size[dim];
+    d.pool[k] = dim < 0 ? 1 : kernel_size[dim];
+    // The CPU's samples: 2-d (width, height), 3-d (time, height, width).
+    d.sample_of[k] = dim < 0 ? 0 : Spatial == 2 ? 1 - dim : dim;
+  }
+  const c10::ScalarType type = x.scalar_type();
+  const std::string options = std::string("-DNARGS=1 -DT=") + kernels::dtype_token(type) +
+                              " -DCT=" + kernels::dtype_token(kernels::compute_type(type));
+  c10::DeviceGuard guard(x.device());
+  runtime::Device& device = core::checked_device(x.device().index());
+  runtime::Kernel& kernel = kernels::get_kernel(device, "fractional_pool.cl", options, "fractional_max_pool");
+  auto ref = [&](const at::Tensor& t) { return device.memory().resolve(t.const_data_ptr()); };
+  const runtime::BufferRef o = ref(values), i = ref(where), in = ref(x), s = ref(u);
+  const cl_ulong oo = o.offset, io = i.offset, ino = in.offset, so = s.offset;
+  const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
+  runtime::launch(kernel, core::current_queue(x.device().index()), (size_t(values.numel()) + local - 1) / local, local,
+                  d, o.mem, oo, i.mem, io, in.mem, ino, s.mem, so);
+  if (!values.is_same(out)) out.copy_(values);
+  if (!where.is_same(indices)) indices.copy_(where);
+  return {out, indices};
+}
+
+template <int64_t Spatial>
+at::Tensor fractional_max_pool_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                        at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                        const at::Tensor& indices) {
+  TORCH_CHECK(grad_output.sizes() == indices.sizes(), "fractional_max_pool", Spatial,
+              "d_backward(): gradOutput sizes unexpected");
+  return pool_max_backward(grad_output, self, indices, Spatial);
+}
+
+template <int64_t Spatial>
+at::Tensor& fractional_max_pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  return assign_out(grad_input, fractional_max_pool_backward<Spatial>(grad_output, self, kernel_size, output_size,
+                                                                      indices));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("fractional_max_pool2d.output", TORCH_FN(fractional_max_pool_out<2>));
+  m.impl("fractional_max_pool3d.output", TORCH_FN(fractional_max_pool_out<3>));
+  m.impl("fractional_max_pool2d_backward.grad_input", TORCH_FN(fractional_max_pool_backward_out<2>));
+  m.impl("fractional_max_pool3d_backward", TORCH_FN(fractional_max_pool_backward<3>));
+  m.impl("fractional_max_pool3d_backward.grad_input", TORCH_FN(fractional_max_pool_backward_out<3>));
   m.impl("max_unpool2d", TORCH_FN(unpool_2d));
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(unpool_3d));
