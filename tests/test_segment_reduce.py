@@ -62,6 +62,12 @@ def test_empty_segments(reduce):
         expected = torch.segment_reduce(data, reduce, lengths=lengths, initial=initial)
         actual = torch.segment_reduce(data.to("ocl"), reduce, lengths=lengths.to("ocl"), initial=initial)
         exact(actual, expected)
+    # Data with nothing along the axis (no buffer behind it): every segment is empty.
+    nothing = torch.zeros(0, 3)
+    for initial in (None, 2.0):
+        expected = torch.segment_reduce(nothing, reduce, lengths=torch.tensor([0, 0]), initial=initial)
+        exact(torch.segment_reduce(nothing.to("ocl"), reduce, lengths=torch.tensor([0, 0], device="ocl"),
+                                   initial=initial), expected)
     empty = torch.segment_reduce(data.to("ocl"), reduce, lengths=lengths.to("ocl"))[0].item()
     identity = {"sum": 0.0, "mean": float("nan"), "max": float("-inf"), "min": float("inf"), "prod": 1.0}[reduce]
     assert empty == identity or (empty != empty and identity != identity)

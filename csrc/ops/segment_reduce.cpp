@@ -179,6 +179,8 @@ at::Tensor segment_reduce_functional(const at::Tensor& data, c10::string_view re
   std::copy(data_strides.begin(), data_strides.end(), desc.data_stride);
   desc.has_initial = initial.has_value() ? 1 : 0;
   at::Tensor bounds = segment_bounds(given, is_offsets, outer, desc);
+  // Empty data has no buffer; its segments are empty (or flagged), so the output's stands in, unread.
+  if (values.numel() == 0) values = out;
   launch_segments("segment_reduce", desc, {out, values, bounds}, data.scalar_type(),
                   initial_arg(data.scalar_type(), initial, 0), reduction);
   return out;
