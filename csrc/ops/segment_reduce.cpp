@@ -3,6 +3,9 @@
 // output element. Lengths become segment ends by a cumsum on the device; offsets are read as
 // they are. The argument checks, their order and their exceptions are the CPU's
 // (ATen/native/SegmentReduce.cpp).
+#include <array>
+
+#include <ATen/TensorOperators.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/ReductionType.h>
