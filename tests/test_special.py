@@ -94,3 +94,27 @@ def test_nextafter_and_frexp_are_exact(dtype):
     expected_mantissa, expected_exponent = torch.frexp(x)
     assert_identical(mantissa.cpu(), expected_mantissa)
     assert torch.equal(exponent.cpu(), expected_exponent)
+
+
+def test_incomplete_gamma_against_mpmath_and_the_cpu_at_its_edges():
+    """igamma / igammac (P and Q) over small to large a, on both sides of x = a + 1 where the
+    series hands over to the continued fraction; the edge cases (zeros, infinities, negatives,
+    NaN) as the CPU's."""
+    if not supports_fp64():
+        pytest.skip("no fp64")
+    pairs = [(a, x) for a in (0.01, 0.5, 1.0, 3.7, 20.0, 150.0, 1000.0) for x in (1e-3, 0.3, 1.0, 5.0, 19.0, 21.0, 150.0, 1100.0)]
+    a = torch.tensor([p[0] for p in pairs], dtype=torch.float64)
+    x = torch.tensor([p[1] for p in pairs], dtype=torch.float64)
+    lower = torch.igamma(a.to("ocl"), x.to("ocl")).cpu()
+    upper = torch.igammac(a.to("ocl"), x.to("ocl")).cpu()
+    for k, (ak, xk) in enumerate(pairs):
+        p = mpmath.gammainc(ak, 0, xk, regularized=True)
+        q = mpmath.gammainc(ak, xk, mpmath.inf, regularized=True)
+        assert abs(lower[k].item() - float(p)) <= 1e-9 * float(p) + 1e-300, (ak, xk, lower[k].item(), p)
+        assert abs(upper[k].item() - float(q)) <= 1e-9 * float(q) + 1e-300, (ak, xk, upper[k].item(), q)
+    inf, nan = float("inf"), float("nan")
+    edges = [(0.0, 1.0), (0.0, 0.0), (1.0, 0.0), (inf, 1.0), (inf, inf), (1.0, inf), (-1.0, 1.0), (1.0, -1.0), (nan, 1.0)]
+    a = torch.tensor([e[0] for e in edges])
+    x = torch.tensor([e[1] for e in edges])
+    for fn in (torch.igamma, torch.igammac):
+        torch.testing.assert_close(fn(a.to("ocl"), x.to("ocl")).cpu(), fn(a, x), equal_nan=True)

@@ -78,6 +78,8 @@ constexpr BinaryOp kOps[] = {
     {"logaddexp2", nullptr, "logaddexp2.out", Build::Same, Dtypes::Floating, "b_logaddexp2", nullptr, false, "special.cl"},
     {"special_xlog1py", nullptr, "special_xlog1py.out", Build::Float, Dtypes::All, "b_xlog1py", nullptr, false, "special.cl"},
     {"special_zeta", nullptr, "special_zeta.out", Build::Float, Dtypes::All, "b_zeta", nullptr, false, "special.cl"},
+    {"igamma", "igamma_", "igamma.out", Build::Same, Dtypes::Floating, "b_igamma", nullptr, false, "special.cl"},
+    {"igammac", "igammac_", "igammac.out", Build::Same, Dtypes::Floating, "b_igammac", nullptr, false, "special.cl"},
     {nullptr, nullptr, "special_chebyshev_polynomial_t.out", Build::Float, Dtypes::All, "b_chebyshev_t", nullptr, false, "special.cl"},
     {nullptr, nullptr, "special_chebyshev_polynomial_u.out", Build::Float, Dtypes::All, "b_chebyshev_u", nullptr, false, "special.cl"},
     {nullptr, nullptr, "special_chebyshev_polynomial_v.out", Build::Float, Dtypes::All, "b_chebyshev_v", nullptr, false, "special.cl"},
