@@ -88,3 +88,15 @@ def test_errors_match_cpu(call):
     with pytest.raises(type(on_cpu.value)) as on_ocl:
         call(x.to("ocl"))
     assert str(on_ocl.value) == str(on_cpu.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_width_one(mode):
+    # The CPU's forward resamples H wrongly when the image is one column wide (every output row
+    # repeats row 0); the same resampling transposed, H for W, is what it computes correctly.
+    x = torch.arange(12.0).view(1, 2, 3, 2)
+    actual = F.interpolate(x.to("ocl"), size=(4, 1), mode=mode, antialias=True).cpu()
+    columns = F.interpolate(x, size=(3, 1), mode=mode, antialias=True)
+    expected = F.interpolate(columns.transpose(2, 3), size=(1, 4), mode=mode, antialias=True).transpose(2, 3)
+    torch.testing.assert_close(actual, expected, rtol=2e-6, atol=2e-6)
+    assert not torch.equal(actual[0, 0, 0], actual[0, 0, 1])
