@@ -50,8 +50,15 @@ std::pair<T, T> scale_and_support(Filter f, int64_t in, int64_t out, bool align_
   return {s, static_cast<T>(s >= 1.0 ? half_taps * s : half_taps)};
 }
 
-// One pass along `dim` of cl/antialias.cl's `kernel` from src into dst; `out` and `in` are the
-// forward's output and input lengths along dim.
+void launch(runtime::Device& device, const c10::Device& where, runtime::Kernel& kernel, size_t items,
+            const std::vector<runtime::KernelArg>& args) {
+  const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
+  runtime::launch_args(kernel, core::current_queue(where.index()), (items + local - 1) / local, local, args.data(),
+                       args.size());
+}
+
+// One pass along `dim` of cl/antialias.cl's `kernel` ("aa_forward" or "aa_backward") from src
+// into dst; `out` and `in` are the forward's output and input lengths along dim.
 void launch_pass(const char* kernel, Filter f, const at::Tensor& dst, const at::Tensor& src, int64_t dim, int64_t in,
                  int64_t out, bool align_corners, Scale scale) {
   AaPass d{};
@@ -67,30 +74,51 @@ void launch_pass(const char* kernel, Filter f, const at::Tensor& dst, const at::
   runtime::Device& device = core::checked_device(where.index());
   const std::string options = std::string("-DNARGS=2 -DT=") + kernels::dtype_token(dst.scalar_type()) +
                               " -DCUBIC=" + (f == Filter::Bicubic ? "1" : "0");
-  runtime::Kernel& program = kernels::get_kernel(device, "antialias.cl", options, kernel);
-  const runtime::BufferRef dst_ref = device.memory().resolve(dst.const_data_ptr());
-  const runtime::BufferRef src_ref = device.memory().resolve(src.const_data_ptr());
-  const cl_ulong dst_offset = dst_ref.offset, src_offset = src_ref.offset;
-  // The kernel's scale and support are of its compute type.
+  // The kernels' scale and support are of their compute type, as the CPU's.
   const bool wide = dst.scalar_type() == c10::kDouble;
   const auto [scale_d, support_d] = scale_and_support<double>(f, in, out, align_corners, scale);
   const auto [scale_f, support_f] = scale_and_support<float>(f, in, out, align_corners, scale);
-  std::vector<runtime::KernelArg> args{{sizeof(d), &d}};
-  if (wide) {
-    args.push_back({sizeof(double), &scale_d});
-    args.push_back({sizeof(double), &support_d});
-  } else {
-    args.push_back({sizeof(float), &scale_f});
-    args.push_back({sizeof(float), &support_f});
+  const runtime::KernelArg scale_arg = wide ? runtime::KernelArg{sizeof(double), &scale_d}
+                                            : runtime::KernelArg{sizeof(float), &scale_f};
+  const runtime::KernelArg support_arg = wide ? runtime::KernelArg{sizeof(double), &support_d}
+                                              : runtime::KernelArg{sizeof(float), &support_f};
+  const cl_long max_taps = static_cast<cl_long>(wide ? std::ceil(support_d) : std::ceil(support_f)) * 2 + 1;
+  at::Tensor taps = at::empty({out, 2}, dst.options().dtype(c10::kLong));
+  at::Tensor weights = at::empty({out, max_taps}, dst.options().dtype(wide ? c10::kDouble : c10::kFloat));
+  const bool backward = std::string(kernel) == "aa_backward";
+  at::Tensor covers = at::empty({backward ? in : 0, 2}, dst.options().dtype(c10::kLong));
+
+  std::vector<runtime::BufferRef> refs;
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&dst, &src, &taps, &weights, &covers})
+    if (t->numel() != 0) refs.push_back(device.memory().resolve(t->const_data_ptr()));
+  std::vector<cl_ulong> offsets;
+  for (const runtime::BufferRef& r : refs) offsets.push_back(r.offset);
+  auto operands = [&](std::vector<runtime::KernelArg>& args, std::initializer_list<size_t> which) {
+    for (size_t k : which) {
+      args.push_back({sizeof(cl_mem), &refs[k].mem});
+      args.push_back({sizeof(cl_ulong), &offsets[k]});
+    }
+  };
+
+  const cl_long in_l = in, out_l = out;
+  std::vector<runtime::KernelArg> table_args{{sizeof(cl_long), &in_l}, {sizeof(cl_long), &out_l},
+                                             {sizeof(cl_long), &max_taps}, scale_arg, support_arg};
+  operands(table_args, {2, 3});
+  launch(device, where, kernels::get_kernel(device, "antialias.cl", options, "aa_weights"), static_cast<size_t>(out),
+         table_args);
+
+  if (backward) {
+    std::vector<runtime::KernelArg> cover_args{{sizeof(cl_long), &in_l}, {sizeof(cl_long), &out_l}, scale_arg,
+                                               support_arg};
+    operands(cover_args, {4, 2});
+    launch(device, where, kernels::get_kernel(device, "antialias.cl", options, "aa_covers"), static_cast<size_t>(in),
+           cover_args);
   }
-  args.push_back({sizeof(cl_mem), &dst_ref.mem});
-  args.push_back({sizeof(cl_ulong), &dst_offset});
-  args.push_back({sizeof(cl_mem), &src_ref.mem});
-  args.push_back({sizeof(cl_ulong), &src_offset});
-  const size_t items = static_cast<size_t>(dst.numel());
-  const size_t local = std::min<size_t>(64, program.max_work_group_size);
-  runtime::launch_args(program, core::current_queue(where.index()), (items + local - 1) / local, local, args.data(),
-                       args.size());
+  std::vector<runtime::KernelArg> args{{sizeof(d), &d}, {sizeof(cl_long), &max_taps}};
+  operands(args, {0, 1, 2, 3});
+  if (backward) operands(args, {4});
+  launch(device, where, kernels::get_kernel(device, "antialias.cl", options, kernel), static_cast<size_t>(dst.numel()),
+         args);
 }
 
 // The CPU's checks of upsample_2d_common_check, in its order.
