@@ -50,8 +50,7 @@ std::pair<T, T> scale_and_support(Filter f, int64_t in, int64_t out, bool align_
   return {s, static_cast<T>(s >= 1.0 ? half_taps * s : half_taps)};
 }
 
-void launch(runtime::Device& device, const c10::Device& where, runtime::Kernel& kernel, size_t items,
-            const std::vector<runtime::KernelArg>& args) {
+void launch(const c10::Device& where, runtime::Kernel& kernel, size_t items, const std::vector<runtime::KernelArg>& args) {
   const size_t local = std::min<size_t>(64, kernel.max_work_group_size);
   runtime::launch_args(kernel, core::current_queue(where.index()), (items + local - 1) / local, local, args.data(),
                        args.size());
@@ -88,6 +87,7 @@ void launch_pass(const char* kernel, Filter f, const at::Tensor& dst, const at::
   const bool backward = std::string(kernel) == "aa_backward";
   at::Tensor covers = at::empty({backward ? in : 0, 2}, dst.options().dtype(c10::kLong));
 
+  // covers, empty in the forward (which does not pass it), is last: the others keep their places.
   std::vector<runtime::BufferRef> refs;
   for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&dst, &src, &taps, &weights, &covers})
     if (t->numel() != 0) refs.push_back(device.memory().resolve(t->const_data_ptr()));
@@ -104,20 +104,20 @@ void launch_pass(const char* kernel, Filter f, const at::Tensor& dst, const at::
   std::vector<runtime::KernelArg> table_args{{sizeof(cl_long), &in_l}, {sizeof(cl_long), &out_l},
                                              {sizeof(cl_long), &max_taps}, scale_arg, support_arg};
   operands(table_args, {2, 3});
-  launch(device, where, kernels::get_kernel(device, "antialias.cl", options, "aa_weights"), static_cast<size_t>(out),
+  launch(where, kernels::get_kernel(device, "antialias.cl", options, "aa_weights"), static_cast<size_t>(out),
          table_args);
 
   if (backward) {
     std::vector<runtime::KernelArg> cover_args{{sizeof(cl_long), &in_l}, {sizeof(cl_long), &out_l}, scale_arg,
                                                support_arg};
     operands(cover_args, {4, 2});
-    launch(device, where, kernels::get_kernel(device, "antialias.cl", options, "aa_covers"), static_cast<size_t>(in),
+    launch(where, kernels::get_kernel(device, "antialias.cl", options, "aa_covers"), static_cast<size_t>(in),
            cover_args);
   }
   std::vector<runtime::KernelArg> args{{sizeof(d), &d}, {sizeof(cl_long), &max_taps}};
   operands(args, {0, 1, 2, 3});
   if (backward) operands(args, {4});
-  launch(device, where, kernels::get_kernel(device, "antialias.cl", options, kernel), static_cast<size_t>(dst.numel()),
+  launch(where, kernels::get_kernel(device, "antialias.cl", options, kernel), static_cast<size_t>(dst.numel()),
          args);
 }
 
