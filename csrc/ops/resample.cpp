@@ -1,15 +1,17 @@
 // Resampling the trailing (spatial) dims through per-dim source maps: reflection and replication
-// padding, nearest(-exact) and linear/bilinear/trilinear upsampling, and their backward.
+// padding, nearest(-exact), linear/bilinear/trilinear and bicubic upsampling, and their backward.
 //
 // Every such op is separable: output position o along a dim reads one source position (padding,
-// nearest) or blends two (linear), the same for every other coordinate. The maps are a few
-// integers and weights per output position, computed on the host with the CPU's arithmetic and
-// applied with index_select (the backward: index_add), one dim at a time, last dim first, so a
-// bilinear result is w_h0 (w_w0 x00 + w_w1 x01) + w_h1 (...) as on the CPU.
+// nearest) or blends two (linear) or four (cubic), the same for every other coordinate. The maps
+// are a few integers and weights per output position, computed on the host with the CPU's
+// arithmetic and applied with index_select (the backward: index_add), one dim at a time, last dim
+// first, so a bilinear result is w_h0 (w_w0 x00 + w_w1 x01) + w_h1 (...) as on the CPU.
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include "core/fallback.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 
@@ -17,13 +19,14 @@ namespace drawbridge::ops {
 
 namespace {
 
-// Output position o along one dim reads source index0[o] (times weight0[o]) plus, for linear
-// maps, index1[o] times weight1[o].
+// Output position o along one dim reads source index[0][o] or, for blending maps, sums
+// index[k][o] times weight[k][o] over the taps k.
 struct SourceMap {
   int64_t source_size = 0;
-  std::vector<int64_t> index0, index1;
-  std::vector<double> weight0, weight1;
-  bool linear() const { return !weight0.empty(); }
+  std::vector<std::vector<int64_t>> index;
+  std::vector<std::vector<double>> weight;
+  explicit SourceMap(size_t taps = 1, bool blend = false) : index(taps), weight(blend ? taps : 0) {}
+  bool linear() const { return !weight.empty(); }
 };
 
 at::Tensor device_longs(const std::vector<int64_t>& v, const at::Tensor& like) {
@@ -38,20 +41,22 @@ at::Tensor device_weights(const std::vector<double>& v, int64_t dim, int64_t ran
 }
 
 at::Tensor resample_dim(const at::Tensor& x, int64_t dim, const SourceMap& map) {
-  at::Tensor first = x.index_select(dim, device_longs(map.index0, x));
-  if (!map.linear()) return first;
-  at::Tensor second = x.index_select(dim, device_longs(map.index1, x));
-  return first.mul_(device_weights(map.weight0, dim, x.dim(), x))
-      .add_(second.mul_(device_weights(map.weight1, dim, x.dim(), x)));
+  at::Tensor sum = x.index_select(dim, device_longs(map.index[0], x));
+  if (!map.linear()) return sum;
+  sum.mul_(device_weights(map.weight[0], dim, x.dim(), x));
+  for (size_t k = 1; k < map.index.size(); ++k)
+    sum.add_(x.index_select(dim, device_longs(map.index[k], x)).mul_(device_weights(map.weight[k], dim, x.dim(), x)));
+  return sum;
 }
 
 at::Tensor resample_dim_backward(const at::Tensor& grad, int64_t dim, const SourceMap& map) {
   std::vector<int64_t> shape = grad.sizes().vec();
   shape[dim] = map.source_size;
   at::Tensor out = at::zeros(shape, grad.options());
-  if (!map.linear()) return out.index_add_(dim, device_longs(map.index0, grad), grad);
-  out.index_add_(dim, device_longs(map.index0, grad), grad * device_weights(map.weight0, dim, grad.dim(), grad));
-  return out.index_add_(dim, device_longs(map.index1, grad), grad * device_weights(map.weight1, dim, grad.dim(), grad));
+  if (!map.linear()) return out.index_add_(dim, device_longs(map.index[0], grad), grad);
+  for (size_t k = 0; k < map.index.size(); ++k)
+    out.index_add_(dim, device_longs(map.index[k], grad), grad * device_weights(map.weight[k], dim, grad.dim(), grad));
+  return out;
 }
 
 // maps[k] applies to dim (rank - maps.size() + k). Linear maps blend in the compute type and
@@ -106,7 +111,7 @@ std::vector<SourceMap> pad_maps(const at::Tensor& self, c10::SymIntArrayRef padd
         i = i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);
       else
         i = std::min(std::max<int64_t>(i, 0), n - 1);
-      map.index0.push_back(i);
+      map.index[0].push_back(i);
     }
   }
   return maps;
@@ -135,7 +140,7 @@ at::Tensor& pad_backward_out(const at::Tensor& grad_output, const at::Tensor& se
 
 // ---- upsampling -----------------------------------------------------------------------------
 
-enum class Interp { Nearest, NearestExact, Linear };
+enum class Interp { Nearest, NearestExact, Linear, Cubic };
 
 // The CPU's source scale: 1/scale when the caller gave one, else input/output (compute_scales_value).
 template <typename T>
@@ -143,21 +148,51 @@ T scale_of(std::optional<double> scale, int64_t in, int64_t out) {
   return scale && *scale > 0 ? static_cast<T>(1.0 / *scale) : static_cast<T>(in) / static_cast<T>(out);
 }
 
-// The CPU computes float32 (and float16/bfloat16) maps in float and float64 maps in double.
+// Keys' cubic convolution coefficients (A = -0.75) of the four taps around t in [0, 1).
 template <typename T>
-SourceMap interp_map(int64_t in, int64_t out, std::optional<double> scale, Interp mode, bool align_corners) {
-  SourceMap map;
+void cubic_coefficients(T t, T* w) {
+  const T a = T(-0.75);
+  auto inner = [a](T x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };  // |x| <= 1
+  auto outer = [a](T x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };  // 1 < |x| < 2
+  w[0] = outer(static_cast<T>(t + 1.0));
+  w[1] = inner(t);
+  const T u = static_cast<T>(1.0 - t);
+  w[2] = inner(u);
+  w[3] = outer(static_cast<T>(u + 1.0));
+}
+
+// The CPU computes float32 (and float16/bfloat16) maps in float and float64 maps in double.
+// Its bicubic forward stores the weights in the input's dtype (`storage`), its backward does not.
+template <typename T>
+SourceMap interp_map(int64_t in, int64_t out, std::optional<double> scale, Interp mode, bool align_corners,
+                     c10::ScalarType storage) {
+  SourceMap map(mode == Interp::Cubic ? 4 : mode == Interp::Linear ? 2 : 1, mode >= Interp::Linear);
   map.source_size = in;
   for (int64_t o = 0; o < out; ++o) {
     if (mode == Interp::Nearest) {
-      map.index0.push_back(out == in       ? o
+      map.index[0].push_back(out == in       ? o
                            : out == 2 * in ? o >> 1
                                            : std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) *
                                                                                       scale_of<float>(scale, in, out))),
                                                       in - 1));
     } else if (mode == Interp::NearestExact) {
       const float s = scale_of<float>(scale, in, out);
-      map.index0.push_back(std::min(static_cast<int64_t>(std::floor((static_cast<float>(o) + 0.5f) * s)), in - 1));
+      map.index[0].push_back(std::min(static_cast<int64_t>(std::floor((static_cast<float>(o) + 0.5f) * s)), in - 1));
+    } else if (mode == Interp::Cubic) {
+      const T s = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                                : scale_of<T>(scale, in, out);
+      // Unlike linear, the source position is not clamped at 0: the taps are.
+      const T source = align_corners ? s * static_cast<T>(o) : s * (static_cast<T>(o) + T(0.5)) - T(0.5);
+      const int64_t i0 = static_cast<int64_t>(std::floor(static_cast<float>(source)));  // floorf, as the CPU's
+      T w[4];
+      cubic_coefficients<T>(source - static_cast<T>(i0), w);
+      for (int64_t k = 0; k < 4; ++k) {
+        map.index[k].push_back(std::min(std::max<int64_t>(i0 - 1 + k, 0), in - 1));
+        double weight = static_cast<double>(w[k]);
+        if (storage == c10::kHalf) weight = static_cast<float>(c10::Half(static_cast<float>(w[k])));
+        if (storage == c10::kBFloat16) weight = static_cast<float>(c10::BFloat16(static_cast<float>(w[k])));
+        map.weight[k].push_back(weight);
+      }
     } else {
       const T s = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
                                 : scale_of<T>(scale, in, out);
@@ -165,10 +200,10 @@ SourceMap interp_map(int64_t in, int64_t out, std::optional<double> scale, Inter
                                      : std::max(s * (static_cast<T>(o) + T(0.5)) - T(0.5), T(0));
       const int64_t i0 = std::min(static_cast<int64_t>(std::floor(source)), in - 1);
       const T lambda = std::min(std::max(source - static_cast<T>(i0), T(0)), T(1));
-      map.index0.push_back(i0);
-      map.index1.push_back(i0 < in - 1 ? i0 + 1 : i0);
-      map.weight0.push_back(static_cast<double>(T(1) - lambda));
-      map.weight1.push_back(static_cast<double>(lambda));
+      map.index[0].push_back(i0);
+      map.index[1].push_back(i0 < in - 1 ? i0 + 1 : i0);
+      map.weight[0].push_back(static_cast<double>(T(1) - lambda));
+      map.weight[1].push_back(static_cast<double>(lambda));
     }
   }
   return map;
@@ -176,7 +211,7 @@ SourceMap interp_map(int64_t in, int64_t out, std::optional<double> scale, Inter
 
 std::vector<SourceMap> interp_maps(at::IntArrayRef input_size, c10::SymIntArrayRef output_size,
                                    const std::vector<std::optional<double>>& scales, Interp mode, bool align_corners,
-                                   c10::ScalarType type) {
+                                   c10::ScalarType type, c10::ScalarType storage) {
   const size_t dims = scales.size();
   TORCH_CHECK(output_size.size() == dims, "It is expected output_size equals to ", dims, ", but got size ",
               output_size.size());
@@ -187,8 +222,8 @@ std::vector<SourceMap> interp_maps(at::IntArrayRef input_size, c10::SymIntArrayR
     const int64_t in = input_size[2 + k], out = output_size[k].expect_int();
     TORCH_CHECK(in > 0 && out > 0, "Input and output sizes should be greater than 0, but got input ",
                 input_size.slice(2), " output ", output_size);
-    maps.push_back(type == c10::kDouble ? interp_map<double>(in, out, scales[k], mode, align_corners)
-                                        : interp_map<float>(in, out, scales[k], mode, align_corners));
+    maps.push_back(type == c10::kDouble ? interp_map<double>(in, out, scales[k], mode, align_corners, storage)
+                                        : interp_map<float>(in, out, scales[k], mode, align_corners, storage));
   }
   return maps;
 }
@@ -199,9 +234,11 @@ at::Tensor upsample(const at::Tensor& self, c10::SymIntArrayRef output_size,
   TORCH_CHECK(self.dim() == dims + 2, "Non-empty ", dims + 2, "D data tensor expected but got a tensor with sizes ",
               self.sizes());
   if (mode == Interp::Linear) check_dtype("upsample_linear", self.scalar_type(), Dtypes::Floating);
+  if (mode == Interp::Cubic) check_dtype("compute_indices_weights_cubic", self.scalar_type(), Dtypes::Floating);
   std::vector<int64_t> shape = self.sizes().vec();
   for (int64_t k = 0; k < dims; ++k) shape[2 + k] = output_size[k].expect_int();
-  auto maps = interp_maps(self.sizes(), output_size, scales, mode, align_corners, self.scalar_type());
+  auto maps = interp_maps(self.sizes(), output_size, scales, mode, align_corners, self.scalar_type(),
+                          self.scalar_type());
   if (self.numel() == 0) return at::empty(shape, self.options());
   return resample(self, maps);
 }
@@ -211,7 +248,8 @@ at::Tensor upsample_backward(const at::Tensor& grad_output, c10::SymIntArrayRef 
                              Interp mode, bool align_corners = false) {
   std::vector<int64_t> in;
   for (const c10::SymInt& s : input_size) in.push_back(s.expect_int());
-  auto maps = interp_maps(in, output_size, scales, mode, align_corners, grad_output.scalar_type());
+  // (kDouble: the weights unrounded, as the CPU's backward takes them.)
+  auto maps = interp_maps(in, output_size, scales, mode, align_corners, grad_output.scalar_type(), c10::kDouble);
   if (grad_output.numel() == 0) return at::zeros(in, grad_output.options());
   return resample_backward(grad_output, maps);
 }
@@ -276,6 +314,42 @@ at::Tensor trilinear3d_backward(const at::Tensor& g, c10::SymIntArrayRef size, c
   return upsample_backward(g, size, in, {d, h, w}, Interp::Linear, corners);
 }
 
+// uint8 images the CPU resamples with fixed-point weights of its own: they run there, explicitly.
+at::Tensor bicubic2d(const at::Tensor& self, c10::SymIntArrayRef size, bool corners, Scale h, Scale w) {
+  if (self.scalar_type() == c10::kByte) {
+    using Sig = at::Tensor(const at::Tensor&, c10::SymIntArrayRef, bool, Scale, Scale);
+    auto op = core::find_aten_op("upsample_bicubic2d").typed<Sig>();
+    return c10::impl::BoxedKernelWrapper<Sig>::call(c10::BoxedKernel::makeFromFunction<&core::cpu_fallback>(), op,
+                                                    c10::DispatchKeySet(), self, size, corners, h, w);
+  }
+  // The CPU's checks, in its order, before upsample's own.
+  TORCH_CHECK(size.size() == 2, "It is expected output_size equals to 2, but got size ", size.size());
+  TORCH_CHECK(self.dim() == 4, "It is expected input_size equals to 4, but got size ", self.dim());
+  TORCH_CHECK(self.numel() != 0 || c10::multiply_integers(self.sizes().begin() + 1, self.sizes().end()),
+              "Non-empty 4D data tensor expected but got a tensor with sizes ", self.sizes());
+  return upsample(self, size, {h, w}, Interp::Cubic, corners).contiguous(self.suggest_memory_format());
+}
+at::Tensor& bicubic2d_out(const at::Tensor& self, c10::SymIntArrayRef size, bool corners, Scale h, Scale w,
+                          at::Tensor& out) {
+  return assign_out(out, bicubic2d(self, size, corners, h, w), {self});
+}
+at::Tensor bicubic2d_backward(const at::Tensor& g, c10::SymIntArrayRef size, c10::SymIntArrayRef in, bool corners,
+                              Scale h, Scale w) {
+  TORCH_CHECK(size.size() == 2, "It is expected output_size equals to 2, but got size ", size.size());
+  TORCH_CHECK(in.size() == 4, "It is expected input_size equals to 4, but got size ", in.size());
+  TORCH_CHECK(g.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ", g.dim());
+  for (int64_t k = 0; k < 4; ++k) {
+    const int64_t expected = k < 2 ? in[k].expect_int() : size[k - 2].expect_int();
+    TORCH_CHECK(g.size(k) == expected, "Expected grad_output to have the same shape as output;", " output.size(", k,
+                ") = ", expected, " but got grad_output.size(", k, ") = ", g.size(k));
+  }
+  return upsample_backward(g, size, in, {h, w}, Interp::Cubic, corners).contiguous(g.suggest_memory_format());
+}
+at::Tensor& bicubic2d_backward_out(const at::Tensor& g, c10::SymIntArrayRef size, c10::SymIntArrayRef in, bool corners,
+                                   Scale h, Scale w, at::Tensor& grad_input) {
+  return assign_out(grad_input, bicubic2d_backward(g, size, in, corners, h, w), {g});
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -326,6 +400,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_linear1d_backward", TORCH_FN(linear1d_backward));
   m.impl("upsample_bilinear2d_backward", TORCH_FN(bilinear2d_backward));
   m.impl("upsample_trilinear3d_backward", TORCH_FN(trilinear3d_backward));
+  m.impl("upsample_bicubic2d", TORCH_FN(bicubic2d));
+  m.impl("upsample_bicubic2d.out", TORCH_FN(bicubic2d_out));
+  m.impl("upsample_bicubic2d_backward", TORCH_FN(bicubic2d_backward));
+  m.impl("upsample_bicubic2d_backward.grad_input", TORCH_FN(bicubic2d_backward_out));
 }
 
 }  // namespace drawbridge::ops
