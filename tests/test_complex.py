@@ -27,6 +27,7 @@ def test_complex_mul_matches_cpu(dtype):
         lambda x, y, s: s * y,
         lambda x, y, s: x * 2.5,                 # a Python number (a CPU scalar)
         lambda x, y, s: x * (1 - 2j),
+        lambda x, y, s: s * (1 - 2j),            # a real tensor, a complex CPU scalar
         lambda x, y, s: x.conj() * y,            # an unresolved conjugate
         lambda x, y, s: x[:, ::2] * y[::2],      # strided
         lambda x, y, s: x.mul_(y),               # in place

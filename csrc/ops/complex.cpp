@@ -107,8 +107,10 @@ at::Tensor complex_mul(at::Tensor out, const at::Tensor& a, const at::Tensor& b)
   if (out.defined() && !c10::isComplexType(type)) type = out.scalar_type();  // real inputs, complex out
   const c10::ScalarType real = c10::toRealValueType(type);
   if (!a.is_complex() || !b.is_complex()) {  // a real factor scales both parts
-    const at::Tensor& z = a.is_complex() ? a : b;
     const at::Tensor& factor = a.is_complex() ? b : a;
+    // a complex CPU scalar (z * (1 + 2j)) becomes a device tensor: its parts broadcast against the factor
+    const at::Tensor& complex_factor = a.is_complex() ? a : b;
+    const at::Tensor z = complex_factor.is_cpu() ? complex_factor.to(factor.device()) : complex_factor;
     // (a 0-dim factor stays one: it may be a CPU scalar, which broadcasts only as a 0-dim tensor)
     const at::Tensor f = factor.to(real);
     return complex_result(out, parts_as(z, real) * (f.dim() == 0 ? f : f.unsqueeze(-1)));
