@@ -16,6 +16,7 @@
 #include "core/device_state.h"
 #include "core/fallback.h"
 #include "kernels/kernel_library.h"
+#include "kernels/tensor_operands.h"
 #include "ops/out_arguments.h"
 #include "runtime/commands.h"
 
@@ -88,16 +89,10 @@ void launch_pass(const char* kernel, Filter f, const at::Tensor& dst, const at::
   at::Tensor covers = at::empty({backward ? in : 0, 2}, dst.options().dtype(c10::kLong));
 
   // covers, empty in the forward (which does not pass it), is last: the others keep their places.
-  std::vector<runtime::BufferRef> refs;
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&dst, &src, &taps, &weights, &covers})
-    if (t->numel() != 0) refs.push_back(device.memory().resolve(t->const_data_ptr()));
-  std::vector<cl_ulong> offsets;
-  for (const runtime::BufferRef& r : refs) offsets.push_back(r.offset);
+  const kernels::TensorOperands tensors(device, backward ? std::initializer_list<at::Tensor>{dst, src, taps, weights, covers}
+                                                        : std::initializer_list<at::Tensor>{dst, src, taps, weights});
   auto operands = [&](std::vector<runtime::KernelArg>& args, std::initializer_list<size_t> which) {
-    for (size_t k : which) {
-      args.push_back({sizeof(cl_mem), &refs[k].mem});
-      args.push_back({sizeof(cl_ulong), &offsets[k]});
-    }
+    for (size_t k : which) tensors.append(args, k);
   };
 
   const cl_long in_l = in, out_l = out;

@@ -18,6 +18,7 @@
 #include "kernels/kernel_library.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/pointwise_launcher.h"
+#include "kernels/tensor_operands.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
 
@@ -106,15 +107,9 @@ void launch_windows(const char* name, const char* token, const WindowDesc& desc,
   runtime::Device& device = core::checked_device(where.index());
   runtime::Kernel& kernel =
       kernels::get_kernel(device, "windows.cl", std::string("-DNARGS=2 -DT=") + token + extra_options, name);
-  std::vector<runtime::BufferRef> refs;
-  for (const at::Tensor& t : operands) refs.push_back(device.memory().resolve(t.const_data_ptr()));
-  std::vector<cl_ulong> offsets;
-  for (const runtime::BufferRef& r : refs) offsets.push_back(r.offset);
+  const kernels::TensorOperands tensors(device, operands);
   std::vector<runtime::KernelArg> args{{sizeof(desc), &desc}};
-  for (size_t k = 0; k < refs.size(); ++k) {
-    args.push_back({sizeof(cl_mem), &refs[k].mem});
-    args.push_back({sizeof(cl_ulong), &offsets[k]});
-  }
+  tensors.append(args);
   if (multiplier) args.push_back({sizeof(cl_long), &*multiplier});
   if (local == 0) local = std::min<size_t>(64, kernel.max_work_group_size);
   TORCH_CHECK(local <= kernel.max_work_group_size, name, " needs work-groups of ", local,

@@ -18,6 +18,7 @@
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
 #include "kernels/pointwise_launcher.h"
+#include "kernels/tensor_operands.h"
 #include "runtime/commands.h"
 #include "runtime/device.h"
 
@@ -97,7 +98,7 @@ void check_arguments(const at::Tensor& input, const at::Tensor& grid, int64_t in
 }
 
 // Builds the program for the input's dtype and launches `kernel` over every (n, output position).
-void launch(const char* kernel, const GridDesc& d, const at::Tensor& like, std::initializer_list<const at::Tensor*> tensors,
+void launch(const char* kernel, const GridDesc& d, const at::Tensor& like, std::initializer_list<at::Tensor> tensors,
             std::initializer_list<cl_int> flags) {
   const int64_t work_items = d.batch * d.out_size[0] * d.out_size[1] * d.out_size[2];
   if (work_items == 0) return;
@@ -108,13 +109,9 @@ void launch(const char* kernel, const GridDesc& d, const at::Tensor& like, std::
                         " -DCT=" + kernels::dtype_token(compute);
   if (compute == c10::kDouble) options += " -DWORD64";
   runtime::Kernel& program = kernels::get_kernel(device, "grid_sample.cl", options, kernel);
-  std::vector<runtime::BufferRef> refs;
-  for (const at::Tensor* t : tensors) refs.push_back(device.memory().resolve(t->const_data_ptr()));
+  const kernels::TensorOperands operands(device, tensors);
   std::vector<runtime::KernelArg> args{{sizeof(d), &d}};
-  for (const runtime::BufferRef& ref : refs) {
-    args.push_back({sizeof(cl_mem), &ref.mem});
-    args.push_back({sizeof(cl_ulong), &ref.offset});
-  }
+  operands.append(args);
   std::vector<cl_int> values(flags);
   for (const cl_int& v : values) args.push_back({sizeof(cl_int), &v});
   const size_t local = std::min<size_t>(64, program.max_work_group_size);
@@ -136,7 +133,7 @@ at::Tensor grid_sampler(const at::Tensor& input, const at::Tensor& grid, int64_t
   if (out.numel() == 0) return out;
   GridDesc d = describe(input, grid, interpolation, padding, align_corners);
   strides5(out, d.out_stride);
-  launch(input.dim() == 5 ? "grid_sample_3d" : "grid_sample_2d", d, input, {&out, &input, &grid}, {});
+  launch(input.dim() == 5 ? "grid_sample_3d" : "grid_sample_2d", d, input, {out, input, grid}, {});
   return out;
 }
 
@@ -176,7 +173,7 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_backward(const at::Tensor& grad_
     // An operand that is not asked for is never touched; grid stands in for its buffer.
     const at::Tensor& acc = want_input ? accumulator : grid;
     launch(input.dim() == 5 ? "grid_sample_3d_backward" : "grid_sample_2d_backward", d, input,
-           {&acc, &grad_grid, &grad_output, &input, &grid}, {want_input ? 1 : 0, want_grid ? 1 : 0});
+           {acc, grad_grid, grad_output, input, grid}, {want_input ? 1 : 0, want_grid ? 1 : 0});
   }
   at::Tensor grad_input;
   if (want_input) grad_input = compute == input.scalar_type() ? accumulator : accumulator.to(input.scalar_type());

@@ -17,6 +17,7 @@
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
+#include "kernels/tensor_operands.h"
 #include "ops/out_arguments.h"
 #include "runtime/commands.h"
 
@@ -119,15 +120,9 @@ void launch_segments(const char* name, const SegmentDesc& desc, std::initializer
   runtime::Device& device = core::checked_device(where.index());
   runtime::Kernel& kernel = kernels::get_kernel(device, "segment_reduce.cl",
                                                 std::string("-DNARGS=1 -DT=") + kernels::dtype_token(type), name);
-  std::vector<runtime::BufferRef> refs;
-  for (const at::Tensor& t : operands) refs.push_back(device.memory().resolve(t.const_data_ptr()));
-  std::vector<cl_ulong> offsets;
-  for (const runtime::BufferRef& r : refs) offsets.push_back(r.offset);
+  const kernels::TensorOperands tensors(device, operands);
   std::vector<runtime::KernelArg> args{{sizeof(desc), &desc}};
-  for (size_t k = 0; k < refs.size(); ++k) {
-    args.push_back({sizeof(cl_mem), &refs[k].mem});
-    args.push_back({sizeof(cl_ulong), &offsets[k]});
-  }
+  tensors.append(args);
   args.push_back(initial.arg());
   const cl_int which = static_cast<cl_int>(reduction);
   cl_mem error = device.error_flag();
