@@ -130,3 +130,54 @@ def test_the_driver_compiles_a_kernel_once_for_every_shape(run_py, tmp_path):
     for (_, name), variants in compiled.items():
         if name in ("pack_a_panels", "pack_b_panels", "packed_gemm", "foreach_apply"):
             assert len(variants) == 1, (name, variants)
+
+
+
+def test_small_iterations_of_every_layout_share_one_program():
+    # Up to one work-item's chunk (2048 elements) the row steps are not compiled in.
+    a_cpu, a = operands(torch.float32, (40, 30))
+    b_cpu, b = operands(torch.float32, (30, 40))
+    col_cpu, col = operands(torch.float32, (40, 1))
+    programs_built(lambda: a - b.t())
+    cases = [lambda x, y, c: x - x, lambda x, y, c: x - c, lambda x, y, c: c - x, lambda x, y, c: x - 2.5,
+             lambda x, y, c: x[:, ::2] - y.t()[:, ::2]]
+    built, results = programs_built(lambda: [case(a, b, col) for case in cases])
+    assert built == 0
+    for case, result in zip(cases, results):
+        torch.testing.assert_close(result.cpu(), case(a_cpu, b_cpu, col_cpu))
+
+
+SMALL_THEN_LARGE = """
+import torch, drawbridge
+small, large = torch.randn(40, 30, device="ocl"), torch.randn(50, 50, device="ocl")
+(small - small).cpu()
+before = drawbridge._C._program_cache_stats()["builds"]
+(large - large).cpu()
+print(drawbridge._C._program_cache_stats()["builds"] - before)
+"""
+
+
+def test_beyond_a_chunk_dense_operands_get_their_own_program(run_py):
+    # in a fresh process: the vectorizing program of dense operands is not the small iterations' one
+    if torch.ocl.get_device_properties(0).device_class != "cpu":
+        pytest.skip("GPU-class launches compile no row steps in")
+    out = run_py(SMALL_THEN_LARGE)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["1"]
+
+
+def test_integer_inputs_of_a_float_kernel_share_one_program():
+    # True division of integer tensors: every integer dtype and layout reads through one program.
+    def divisor(dtype, shape):
+        cpu = (torch.arange(torch.Size(shape).numel()) % 5 + 1).reshape(shape).to(dtype)
+        return cpu, cpu.to("ocl")
+
+    cases = [(torch.int16, (8, 5), (8, 5)), (torch.int32, (8, 5), (8, 5)), (torch.int64, (8, 5), (5,)),
+             (torch.uint8, (8, 5), (8, 1)), (torch.int8, (5, 8), (5, 8)), (torch.bool, (8, 5), (8, 5))]
+    inputs = [(operands(t, a), divisor(t, b)) for t, a, b in cases]
+    programs_built(lambda: inputs[0][0][1] / inputs[0][1][1])
+    built, results = programs_built(lambda: [x / y for (_, x), (_, y) in inputs[1:]])
+    assert built == 0
+    for ((x_cpu, _), (y_cpu, _)), result in zip(inputs[1:], results):
+        torch.testing.assert_close(result.cpu(), x_cpu / y_cpu)
+

@@ -4,7 +4,8 @@ Convolution (im2col + GEMM: output channels and in_channels * kernel area around
 split reductions (lengths around the 2 x 4096-element split threshold and its chunk multiples,
 with few outputs), the attention kernel (head dims around its 8-wide vector rows and up to its
 512 limit, sequence lengths around powers of two) and sort (row lengths around powers of two,
-with ties and NaN). Each result is compared with the CPU's. `make test` runs this file in both
+with ties and NaN), and pointwise layouts around the 2048-element chunk below which CPU devices
+compile no row steps in. Each result is compared with the CPU's. `make test` runs this file in both
 device classes.
 """
 import pytest
@@ -123,3 +124,28 @@ def test_softmax_row_lengths_and_layouts(native_only, length):
               rtol=1e-2, atol=1e-3)
         half_to_float = torch._softmax(inp.to(DEV), -1, dtype == torch.float16)
         assert half_to_float.dtype == (torch.float32 if dtype == torch.float16 else dtype)
+
+
+# Pointwise loops on CPU devices compile the operands' row steps in (dense, broadcast, scalar)
+# only past one work-item's chunk of 2048 elements: the layouts on both sides of it.
+@pytest.mark.parametrize("rows,cols", [(32, 64), (1, 2049), (41, 50), (7, 3001)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8])
+def test_pointwise_layouts_around_the_chunk(native_only, rows, cols, dtype):
+    g = torch.Generator().manual_seed(rows * cols)
+    def make(*shape):
+        return (torch.randn(*shape, generator=g) * 20).to(dtype)
+    a, b, row, col = make(rows, cols), make(rows, cols), make(1, cols), make(rows, 1)
+    cases = {
+        "dense": lambda a, b, row, col: a - b,
+        "broadcast second": lambda a, b, row, col: a - col,
+        "broadcast first": lambda a, b, row, col: col - a,
+        "broadcast row": lambda a, b, row, col: row * a,
+        "scalar": lambda a, b, row, col: a - 3,
+        "compare": lambda a, b, row, col: a < col,
+        "where": lambda a, b, row, col: torch.where(a > b, a, col),
+        "unary": lambda a, b, row, col: a.abs(),
+        "convert": lambda a, b, row, col: a.to(torch.float16),
+        "strided": lambda a, b, row, col: a.t() - b.t(),
+    }
+    for what, case in cases.items():
+        close(case(*(t.to(DEV) for t in (a, b, row, col))), case(a, b, row, col), f"{what} {dtype}", rtol=0, atol=0)

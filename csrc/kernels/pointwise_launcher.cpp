@@ -79,8 +79,9 @@ runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, con
 }
 
 // The inputs a kernel with dynamic_inputs reads through a run-time dtype: when the tensor inputs
-// differ in dtype, every one whose dtype is not the compute type's own (or, without one, the first
-// input's). Same-dtype launches stay fully compiled.
+// differ in dtype, or are integers computed in floating point, every one whose dtype is not the
+// compute type's own (or, without one, the first input's). Other same-dtype launches stay fully
+// compiled.
 uint16_t dynamic_inputs(const at::TensorIteratorBase& iter, const KernelSpec& spec, uint64_t scalar_mask) {
   if (!spec.dynamic_inputs) return 0;
   std::optional<c10::ScalarType> first;
@@ -91,8 +92,12 @@ uint16_t dynamic_inputs(const at::TensorIteratorBase& iter, const KernelSpec& sp
     mixed |= iter.dtype(k) != *first;
     has_compute |= iter.dtype(k) == spec.compute;
   }
-  if (!mixed) return 0;
-  const c10::ScalarType stat = has_compute ? spec.compute : *first;
+  // Integer inputs of a floating kernel (true division of integer tensors) are rare enough to
+  // share one program per output dtype, whatever their dtype and layout.
+  const bool integers_to_float =
+      first && c10::isIntegralType(*first, /*includeBool=*/true) && c10::isFloatingType(spec.compute);
+  if (!mixed && !integers_to_float) return 0;
+  const c10::ScalarType stat = has_compute || integers_to_float ? spec.compute : *first;
   uint16_t mask = 0;
   for (int k = iter.noutputs(); k < iter.ntensors(); ++k)
     if (!((scalar_mask >> k) & 1) && iter.dtype(k) != stat) mask |= uint16_t(1) << k;
@@ -144,7 +149,8 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     return;
   }
   // A single element (every dim of size 1) walks as one dense row of length 1: it then shares
-  // the program of dense operands instead of needing one of its own.
+  // the program of other small iterations (CPU devices) or of dense operands (GPUs) instead of
+  // needing one of its own.
   const bool single_element = walked.empty();
   const int ndim = single_element ? 1 : static_cast<int>(walked.size());
   auto size_of = [&](int d) { return single_element ? int64_t(1) : iter.shape()[walked[d]]; };
@@ -182,9 +188,13 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   const runtime::DeviceProperties& props = device.properties();
   variant.chunked = props.cpu_class();
   // Chunked loops compile each operand's row step in when every operand is dense, broadcast or a
-  // scalar (the layouts of hot ops, whose loops then vectorize); with any other stride every step
-  // is read from the descriptor, so that one program serves all strided layouts of a dtype combination.
-  if (variant.chunked && (variant.dense | variant.broadcast | variant.scalar_mask) != (uint64_t(1) << nargs) - 1)
+  // scalar (the layouts of hot ops, whose loops then vectorize) and the iteration is longer than one
+  // work-item's chunk; with any other stride, or fewer elements, every step is read from the
+  // descriptor, so that one program serves all those layouts of a dtype combination. Below a chunk
+  // the loop takes a few microseconds either way, and the small tensors of a test run or of a
+  // model's bookkeeping then compile one program instead of one per layout.
+  if (variant.chunked && ((variant.dense | variant.broadcast | variant.scalar_mask) != (uint64_t(1) << nargs) - 1 ||
+                          static_cast<uint64_t>(numel) <= kChunk))
     variant.dense = variant.broadcast = 0;
   // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the compiler
   // vectorizes at the vector unit's width; PoCL's own work-item vectorization picks half of
