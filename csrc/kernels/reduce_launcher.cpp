@@ -31,9 +31,9 @@ size_t group_size(const runtime::Kernel& kernel, uint64_t work) {
   return local;
 }
 
-// How many accumulators a CPU work-item keeps side by side (LANES of a dense run, COLS of a
-// strip): `registers` vector registers' worth, enough independent chains to hide the latency of
-// vector adds while they stay in registers.
+// How many accumulators a CPU work-item keeps side by side (COLS of a strip; a dense run's
+// LANES_OF in cl/reduce.cl is the same rule over four registers): `registers` vector registers'
+// worth, enough independent chains to hide the latency of vector adds while they stay in registers.
 uint64_t accumulator_count(const runtime::DeviceProperties& props, const ReduceSpec& spec, uint64_t registers) {
   const uint64_t budget = registers * props.vector_elements(1);
   uint64_t count = 16;
@@ -101,7 +101,9 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
                               iter.dtype(input));
   std::string options = " -DNARGS=1 -DWG=" + std::to_string(kWorkGroup);
   if (dense_run) {
-    options += " -DDENSE_RUN=1 -DLANES=" + std::to_string(accumulator_count(props, spec, 4));
+    // The accumulator count follows each kernel's accumulator (LANES_OF): one program per dtype
+    // serves sums, Welford moments and (value, index) pairs alike.
+    options += " -DDENSE_RUN=1 -DLANE_BYTES=" + std::to_string(4 * props.vector_elements(1));
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
     const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(spec.compute)));

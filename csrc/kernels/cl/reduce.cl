@@ -11,9 +11,17 @@
 #ifndef DENSE_RUN
 #define DENSE_RUN 0
 #endif
-#ifndef LANES
-#define LANES 32  // accumulators of a DENSE_RUN work-item; the launcher picks it
+// Accumulators of a DENSE_RUN work-item: as many of type t as fill LANE_BYTES (four vector
+// registers, from the launcher), a power of two from 16 to 128. A property of each kernel's
+// accumulator, so that one program serves reductions of every accumulator size.
+#ifndef LANE_BYTES
+#define LANE_BYTES 128
 #endif
+#define LANES_OF(t)                    \
+  (128 * sizeof(t) <= LANE_BYTES  ? 128 \
+   : 64 * sizeof(t) <= LANE_BYTES ? 64  \
+   : 32 * sizeof(t) <= LANE_BYTES ? 32  \
+                                  : 16)
 #ifndef COLS
 #define COLS 16  // outputs per work-item of r_<name>_cols; the launcher picks it
 #endif
@@ -58,15 +66,16 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
       array[u] = acc;                                                                               \
     }                                                                                               \
   }
-// LANE_RUN: LANES independent accumulators over consecutive elements; unrolled, they live in
-// vector registers and vector loads feed them. Any accumulator type.
+// LANE_RUN: LANES_OF(acc_t) independent accumulators over consecutive elements; unrolled, they
+// live in vector registers and vector loads feed them. Any accumulator type.
 #define LANE_RUN(acc_t, INIT, ACCUMULATE, MERGE)                                                    \
   do {                                                                                              \
-    acc_t lanes[LANES];                                                                             \
-    _Pragma("unroll") for (int u = 0; u < LANES; ++u) lanes[u] = INIT;                              \
+    enum { LANE_COUNT = LANES_OF(acc_t) };                                                          \
+    acc_t lanes[LANE_COUNT];                                                                        \
+    _Pragma("unroll") for (int u = 0; u < LANE_COUNT; ++u) lanes[u] = INIT;                         \
     ulong start = begin;                                                                            \
-    for (; start + LANES <= end; start += LANES) {                                                  \
-      _Pragma("unroll") for (int u = 0; u < LANES; ++u) {                                           \
+    for (; start + LANE_COUNT <= end; start += LANE_COUNT) {                                        \
+      _Pragma("unroll") for (int u = 0; u < LANE_COUNT; ++u) {                                      \
         ulong k = start + u, j = origin + k;                                                        \
         ct x = TO(CT, LOAD(T1, in + k * sizeof(ST(T1))));                                           \
         acc_t acc = lanes[u];                                                                       \
@@ -79,7 +88,7 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
       ct x = TO(CT, LOAD(T1, in + k * sizeof(ST(T1))));                                             \
       ACCUMULATE;                                                                                   \
     }                                                                                               \
-    MERGE_PAIRWISE(acc_t, lanes, LANES, MERGE);                                                     \
+    MERGE_PAIRWISE(acc_t, lanes, LANE_COUNT, MERGE);                                                \
     acc_t other = lanes[0];                                                                         \
     MERGE;                                                                                          \
   } while (0)
@@ -111,7 +120,7 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
 #else
 #define FOLD_VECTOR(MERGE) FOLD(2, 1, MERGE)
 #endif
-#define VECTOR_COUNT (LANES / VECTOR_WIDTH)
+#define VECTOR_COUNT (LANES_OF(ct) / VECTOR_WIDTH)
 // The end of a vector run: the elements from `start` that fill no whole block, one at a time,
 // then the block's `vectors` merged into acc.
 #define VECTOR_TAIL_AND_MERGE(ACCUMULATE, MERGE)                                                       \
@@ -130,7 +139,7 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
     ctv vectors[VECTOR_COUNT];                                                                         \
     _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) vectors[v] = (ctv)(INIT);                \
     ulong start = begin;                                                                               \
-    for (; start + LANES <= end; start += LANES) {                                                     \
+    for (; start + LANES_OF(ct) <= end; start += LANES_OF(ct)) {                                                     \
       _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                       \
         ctv x = CAT(vload, VECTOR_WIDTH)(0, run + start + v * VECTOR_WIDTH);                           \
         ctv acc = vectors[v];                                                                          \
@@ -158,7 +167,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
       nans[v] = (maskv)0;                                                                              \
     }                                                                                                  \
     ulong start = begin;                                                                               \
-    for (; start + LANES <= end; start += LANES) {                                                     \
+    for (; start + LANES_OF(ct) <= end; start += LANES_OF(ct)) {                                                     \
       _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                       \
         ctv x = CAT(vload, VECTOR_WIDTH)(0, run + start + v * VECTOR_WIDTH);                           \
         vectors[v] = (x CMP vectors[v]) ? x : vectors[v];                                              \
@@ -221,7 +230,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     ulong begin = c * d.chunk, end = min(d.inner, begin + d.chunk);                                    \
     acc_t acc = INIT;                                                                                  \
     if (DENSE_RUN && end > begin && d.in_inner_strides[0] == sizeof(ST(T1)) &&                         \
-        (d.inner_ndim == 1 || d.inner_sizes[0] >= LANES)) {                                            \
+        (d.inner_ndim == 1 || d.inner_sizes[0] >= LANES_OF(acc_t))) {                                            \
       /* Each row of the innermost reduced dim (contiguous) in [begin, end) is a dense run: vector */  \
       /* loads, and many accumulators merged pairwise round less than one running sum. */            \
       const ulong row = d.inner_sizes[0];                                                              \
