@@ -139,7 +139,7 @@ typedef CAT(CAT(C_, CT), 16) ct_16;
     ctv vectors[VECTOR_COUNT];                                                                         \
     _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) vectors[v] = (ctv)(INIT);                \
     ulong start = begin;                                                                               \
-    for (; start + LANES_OF(ct) <= end; start += LANES_OF(ct)) {                                                     \
+    for (; start + LANES_OF(ct) <= end; start += LANES_OF(ct)) {                                       \
       _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                       \
         ctv x = CAT(vload, VECTOR_WIDTH)(0, run + start + v * VECTOR_WIDTH);                           \
         ctv acc = vectors[v];                                                                          \
@@ -167,7 +167,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
       nans[v] = (maskv)0;                                                                              \
     }                                                                                                  \
     ulong start = begin;                                                                               \
-    for (; start + LANES_OF(ct) <= end; start += LANES_OF(ct)) {                                                     \
+    for (; start + LANES_OF(ct) <= end; start += LANES_OF(ct)) {                                       \
       _Pragma("unroll") for (int v = 0; v < VECTOR_COUNT; ++v) {                                       \
         ctv x = CAT(vload, VECTOR_WIDTH)(0, run + start + v * VECTOR_WIDTH);                           \
         vectors[v] = (x CMP vectors[v]) ? x : vectors[v];                                              \
@@ -230,7 +230,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     ulong begin = c * d.chunk, end = min(d.inner, begin + d.chunk);                                    \
     acc_t acc = INIT;                                                                                  \
     if (DENSE_RUN && end > begin && d.in_inner_strides[0] == sizeof(ST(T1)) &&                         \
-        (d.inner_ndim == 1 || d.inner_sizes[0] >= LANES_OF(acc_t))) {                                            \
+        (d.inner_ndim == 1 || d.inner_sizes[0] >= LANES_OF(acc_t))) {                                  \
       /* Each row of the innermost reduced dim (contiguous) in [begin, end) is a dense run: vector */  \
       /* loads, and many accumulators merged pairwise round less than one running sum. */            \
       const ulong row = d.inner_sizes[0];                                                              \
