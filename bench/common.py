@@ -37,6 +37,21 @@ def time_it(fn, device: str, repeat: int = 5, warmup: int = 1, calls: int = 1) -
     return min(time_block(fn, device, calls) for _ in range(repeat))
 
 
+def time_interleaved(fns: dict, repeat: int = 5, warmup: int = 2) -> dict:
+    """Best seconds per call of each device's fn (a dict device -> fn), the devices' calls taken
+    in turn, so that a slow spell of a shared machine falls on every device alike instead of on
+    whichever ran then."""
+    for device, fn in fns.items():
+        for _ in range(warmup):
+            fn()
+        sync(device)
+    best = {device: math.inf for device in fns}
+    for _ in range(repeat):
+        for device, fn in fns.items():
+            best[device] = min(best[device], time_block(fn, device, 1))
+    return best
+
+
 def calls_for(fn, device: str, seconds: float, at_least: int = 1) -> int:
     """How many back-to-back calls of fn last `seconds`, so that the one synchronization of a
     block is a small part of it (torch.utils.benchmark's blocked_autorange also sizes its blocks

@@ -1,12 +1,14 @@
 """ResNet-style layers (3x3 convolution, batch norm, ReLU), forward and backward, on ocl beside
-PyTorch's CPU backend in the same run: milliseconds per iteration and the convolution's GFLOP/s.
+PyTorch's CPU backend in the same run, the two devices' steps taken in turn: milliseconds per
+iteration and the convolution's GFLOP/s.
 Also a bottleneck's 1x1 convolution and a MobileNet-style depthwise 3x3 one."""
 import argparse
+import copy
 
 import torch
 import torch.nn as nn
 
-from common import report, time_it
+from common import report, time_interleaved
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="ocl")
@@ -25,14 +27,11 @@ for name, channels, out_channels, size, kernel, groups in LAYERS:
     layer = nn.Sequential(nn.Conv2d(channels, out_channels, kernel, padding=kernel // 2, groups=groups, bias=False),
                           nn.BatchNorm2d(out_channels), nn.ReLU())
     x = torch.randn(args.batch, channels, size, size)
-    secs = {}
+    steps = {}
     for device in ("cpu", args.device):
-        model, inp = layer.to(device), x.to(device).requires_grad_()
-
-        def step():
-            model(inp).sum().backward()
-
-        secs[device] = time_it(step, device, repeat=3)
+        model, inp = copy.deepcopy(layer).to(device), x.to(device).requires_grad_()
+        steps[device] = lambda model=model, inp=inp: model(inp).sum().backward()
+    secs = time_interleaved(steps, repeat=5)
     # forward + the two backward products (input and weight) of the convolution
     flops = 3 * 2 * args.batch * out_channels * channels // groups * kernel * kernel * size * size
     rows.append({

@@ -74,6 +74,17 @@ def test_conv_columns_as_gemm_panels(native_only, case, dtype):
                           (2, 4, 24, 24), (4, 3, 3, 3), **tolerance)
 
 
+# An empty batch through the panel path (both layouts): no columns, a zero weight gradient.
+@pytest.mark.parametrize("image", [30, 5])
+def test_conv_of_an_empty_batch(native_only, image):
+    x = torch.empty(0, 3, image, image, device="ocl", requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, device="ocl", requires_grad=True)
+    out = F.conv2d(x, w, padding=1)
+    out.sum().backward()
+    assert out.shape == (0, 4, image, image) and x.grad.shape == x.shape
+    assert torch.equal(w.grad.cpu(), torch.zeros(4, 3, 3, 3))
+
+
 # Depthwise convolutions (every input channel its own group) have direct kernels (cl/windows.cl):
 # channel multipliers 1 and 3, stride, dilation, asymmetric padding, 1-d to 3-d, a strided input,
 # float64, an empty batch; a transposed one keeps the GEMM path.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include "core/device_state.h"
@@ -204,42 +205,78 @@ at::Tensor weight_as_matrix(const at::Tensor& weight, int64_t groups, ColumnLayo
   return layout == ColumnLayout::per_sample ? w.unsqueeze(0) : w;
 }
 
-// correlate's products on CPU-class devices, whose packed GEMM multiplies panels of the
-// columns: im2col writes the panels itself, instead of the columns that the GEMM would then copy
-// into panels (one pass over them fewer). groups == 1, float32 or float64.
+// On CPU-class devices, whose packed GEMM multiplies panels of B, im2col writes the products'
+// columns as those panels itself (kernels/packed_gemm.h), instead of columns that the GEMM would
+// then copy into panels: one pass over them fewer. groups == 1, float32 or float64.
 bool columns_as_panels(const at::Tensor& input, const ConvGeometry& g) {
   const c10::ScalarType type = kernels::compute_type(input.scalar_type());
   return g.groups == 1 && kernels::packed_gemm_serves(core::checked_device(input.device().index()), type);
 }
 
+int64_t panel_columns(const at::Tensor& t) {
+  return kernels::packed_gemm_panel_columns(core::checked_device(t.device().index()), t.scalar_type());
+}
+
+int64_t whole_panels(int64_t columns, int64_t width) { return (columns + width - 1) / width * width; }
+
+// a[p] (m x depth; a of one matrix serves every product) @ the B whose panels im2col wrote, for
+// each of `products`: (products, m, columns).
+at::Tensor multiply_by_panels(const at::Tensor& a, int64_t products, const at::Tensor& b_panels, int64_t columns) {
+  runtime::Device& device = core::checked_device(a.device().index());
+  const int64_t m = a.size(-2), depth = a.size(-1);
+  at::Tensor out = at::empty({products, m, columns}, a.options());
+  const runtime::BufferRef a_ref = device.memory().resolve(a.const_data_ptr());
+  const runtime::BufferRef o_ref = device.memory().resolve(out.const_data_ptr());
+  const size_t bytes = a.element_size();
+  const kernels::BlasMatrix a_matrix{a_ref.mem, a_ref.offset / bytes, size_t(depth), size_t(a.size(0) == 1 ? 0 : m * depth),
+                                     false};
+  const kernels::BlasMatrix c{o_ref.mem, o_ref.offset / bytes, size_t(columns), size_t(m * columns), false};
+  c10::DeviceGuard guard(a.device());
+  kernels::packed_gemm_with_b_panels(device, core::current_queue(a.device().index()), a.scalar_type(), m, columns, depth,
+                                     1.0, a_matrix, device.memory().resolve(b_panels.const_data_ptr()), 0.0, c,
+                                     products);
+  return out;
+}
+
 // weight (O, C * K) @ columns (C * K, L) for each sample, (N, O, L); or with the batch in the
-// columns, weight @ (C * K, N * L), (O, N * L). The columns are made as the GEMM's panels.
+// columns, weight @ (C * K, N * L), (1, O, N * L).
 at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g,
                                ColumnLayout layout) {
-  const at::Tensor x = wide(input), w = wide(weight).reshape({weight.size(0), -1}).contiguous();
-  runtime::Device& device = core::checked_device(input.device().index());
-  const int64_t n = x.size(0), out_channels = w.size(0), rows = w.size(1);
-  const int64_t columns = c10::multiply_integers(g.out_size);
-  const int64_t width = kernels::packed_gemm_panel_columns(device, x.scalar_type());
-  auto whole_panels = [&](int64_t c) { return (c + width - 1) / width * width; };
+  const at::Tensor x = wide(input), w = wide(weight).reshape({1, weight.size(0), -1}).contiguous();
+  const int64_t n = x.size(0), rows = w.size(2), positions = c10::multiply_integers(g.out_size);
+  const int64_t width = panel_columns(x);
   const bool per_sample = layout == ColumnLayout::per_sample;
   WindowDesc d = image_windows(x, g, layout);
-  d.column_stride[0] = per_sample ? whole_panels(columns) : columns;  // the first column of each sample
-  at::Tensor panels = at::empty({whole_panels(n * d.column_stride[0]) * rows}, x.options());
-  launch_windows("im2col", kernels::raw_token(x.element_size()), d, {panels, x}, n * rows * d.out[0] * d.out[1],
+  d.column_stride[0] = per_sample ? whole_panels(positions, width) : positions;  // the first column of each sample
+  const int64_t columns = whole_panels(n * d.column_stride[0], width);
+  at::Tensor panels = at::empty({columns * rows}, x.options());
+  launch_windows("im2col_panels", kernels::raw_token(x.element_size()), d, {panels, x}, columns / width * rows,
                  " -DPANEL_COLUMNS=" + std::to_string(width));
-  at::Tensor out = per_sample ? at::empty({n, out_channels, columns}, x.options())
-                              : at::empty({out_channels, n * columns}, x.options());
-  const runtime::BufferRef w_ref = device.memory().resolve(w.const_data_ptr());
-  const runtime::BufferRef o_ref = device.memory().resolve(out.const_data_ptr());
-  const size_t bytes = x.element_size(), product_columns = per_sample ? columns : n * columns;
-  const kernels::BlasMatrix a{w_ref.mem, w_ref.offset / bytes, size_t(rows), 0, false};
-  const kernels::BlasMatrix c{o_ref.mem, o_ref.offset / bytes, product_columns, out_channels * product_columns, false};
-  c10::DeviceGuard guard(input.device());
-  kernels::packed_gemm_with_b_panels(device, core::current_queue(input.device().index()), x.scalar_type(),
-                                     out_channels, product_columns, rows, 1.0, a,
-                                     device.memory().resolve(panels.const_data_ptr()), 0.0, c, per_sample ? n : 1);
-  return out;
+  return multiply_by_panels(w, per_sample ? n : 1, panels, per_sample ? positions : n * positions);
+}
+
+// result (O, L) @ columns^T (L, C * K) for each sample, summed; or with the batch in the depth,
+// (O, N * L) @ (N * L, C * K) once. im2col writes the columns^T as the panels.
+at::Tensor weight_grad_by_panels(const at::Tensor& image, const at::Tensor& result, const ConvGeometry& g,
+                                 ColumnLayout layout) {
+  const at::Tensor x = wide(image);
+  const int64_t n = x.size(0), rows = x.size(1) * c10::multiply_integers(g.kernel);
+  const int64_t positions = c10::multiply_integers(g.out_size), width = panel_columns(x);
+  const bool per_sample = layout == ColumnLayout::per_sample;
+  const int64_t products = per_sample ? n : 1, depth = per_sample ? positions : n * positions;
+  if (products == 0 || depth == 0) return at::zeros({result.size(1), rows}, x.options());
+  WindowDesc d = image_windows(x, g, layout);
+  d.column_stride[0] = per_sample ? whole_panels(rows, width) * depth : 0;  // each sample's own product
+  d.column_stride[1] = per_sample ? 0 : positions;                          // its positions in a shared one
+  at::Tensor panels = at::empty({products * whole_panels(rows, width) * depth}, x.options());
+  launch_windows("im2col_transposed_panels", kernels::raw_token(x.element_size()), d, {panels, x},
+                 whole_panels(rows, width) / width * n * d.out[0] * d.out[1],
+                 " -DPANEL_COLUMNS=" + std::to_string(width));
+  const at::Tensor a = (per_sample ? wide(result).reshape({n, result.size(1), positions})
+                                   : result_as_matrix(result, 1, layout))
+                           .contiguous();
+  const at::Tensor grad = multiply_by_panels(a, products, panels, rows);
+  return per_sample ? grad.sum(0) : grad[0];
 }
 
 // (N, O, out...) = weight (O, C/groups, K...) applied to every window of input (N, C, image...).
@@ -274,9 +311,14 @@ at::Tensor correlate_adjoint(const at::Tensor& result, const at::Tensor& weight,
 at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& result, const at::Tensor& weight,
                                  const ConvGeometry& g) {
   const ColumnLayout layout = conv_layout(g);
-  at::Tensor cols = convolution_columns(wide(image), g, layout);
-  at::Tensor grad = at::matmul(result_as_matrix(result, g.groups, layout), cols.transpose(-1, -2));
-  if (layout == ColumnLayout::per_sample) grad = grad.sum(0);
+  at::Tensor grad;
+  if (columns_as_panels(image, g)) {
+    grad = weight_grad_by_panels(image, result, g, layout);
+  } else {
+    at::Tensor cols = convolution_columns(wide(image), g, layout);
+    grad = at::matmul(result_as_matrix(result, g.groups, layout), cols.transpose(-1, -2));
+    if (layout == ColumnLayout::per_sample) grad = grad.sum(0);
+  }
   return grad.reshape(weight.sizes()).to(weight.scalar_type());
 }
 

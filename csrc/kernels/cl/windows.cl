@@ -4,8 +4,8 @@
 // (C * K, N, L) for convolutions, whose whole batch is then one GEMM. K = prod(window), the
 // kernel's extent (`kernel` is a keyword of OpenCL C).
 // A window position reads image position o * stride - padding + k * dilation, or 0 outside the
-// image, so no padded copy of the image is made. Built with -DPANEL_COLUMNS=P, im2col writes each
-// sample's columns as the packed GEMM's panels of B instead (kernels/packed_gemm.h).
+// image, so no padded copy of the image is made. Built with -DPANEL_COLUMNS=P, im2col_panels and
+// im2col_transposed_panels write them as the packed GEMM's panels of B (kernels/packed_gemm.h).
 //
 // im2col moves raw bits (T is a raw token of the element size); col2im sums in the element type
 // (T is f32, f64, i32 or i64: callers widen float16/bfloat16 first) by gathering, for every image
@@ -18,77 +18,190 @@ typedef struct {
 } WindowDesc;
 
 #define ELEMENTS(base, offset) ((__global ST(T)*)((base) + (offset)))
+#define WINDOW(d) ((d).window[0] * (d).window[1] * (d).window[2])
+#define POSITIONS(d) ((d).out[0] * (d).out[1] * (d).out[2])
 
 // The window positions o_2 in [0, out) that read image positions p = o * stride + first inside
 // [0, extent): [*lo, *hi).
 inline void inside_range(long first, long stride, long extent, long out, long* lo, long* hi) {
+  if (stride == 1) {  // the common case, without the divisions
+    *hi = clamp(extent - first, 0L, out);
+    *lo = min(max(-first, 0L), *hi);
+    return;
+  }
   // o * stride + first >= 0  <=>  o >= ceil(-first / stride); < extent  <=>  o <= floor((extent - 1 - first) / stride)
   *lo = first >= 0 ? 0 : (-first + stride - 1) / stride;
   *hi = extent - 1 - first < 0 ? 0 : min(out, (extent - 1 - first) / stride + 1);
   *lo = min(*lo, *hi);
 }
 
-// One work-item per (n, row, o_0, o_1), walking o_2: zeros where the window hangs over the image's
-// ends, a copy between them (contiguous for unit strides, so that it vectorizes).
+// A row of the columns: channel c and window offset (k_0, k_1, k_2).
+typedef struct {
+  long c, k0, k1, k2;
+} WindowOffset;
+
+inline WindowOffset window_offset(const WindowDesc* d, long row) {
+  const long k = row % WINDOW(*d);
+  WindowOffset w = {row / WINDOW(*d), k / (d->window[2] * d->window[1]), (k / d->window[2]) % d->window[1],
+                    k % d->window[2]};
+  return w;
+}
+
+// The next row's, by counting (the panel kernels walk rows without dividing).
+inline void next_window_offset(const WindowDesc* d, WindowOffset* w) {
+  if (++w->k2 < d->window[2]) return;
+  w->k2 = 0;
+  if (++w->k1 < d->window[1]) return;
+  w->k1 = 0;
+  if (++w->k0 < d->window[0]) return;
+  w->k0 = 0;
+  ++w->c;
+}
+
+// What row w of window row (n, o_0, o_1) reads along o_2: for o_2 in [lo, hi) in[o_2 * step +
+// shift], zero elsewhere (where the window hangs over the image).
+typedef struct {
+  __global const ST(T)* in;
+  long lo, hi, step, shift;
+} WindowRun;
+
+inline WindowRun window_run(const WindowDesc* d, __global char* image, long n, WindowOffset w, long o0, long o1) {
+  long p0 = o0 * d->stride[0] - d->padding[0] + w.k0 * d->dilation[0];
+  long p1 = o1 * d->stride[1] - d->padding[1] + w.k1 * d->dilation[1];
+  const long first = w.k2 * d->dilation[2] - d->padding[2];  // p_2 = o_2 * stride + first
+  WindowRun r;
+  r.lo = r.hi = 0;
+  if (p0 >= 0 && p0 < d->image[0] && p1 >= 0 && p1 < d->image[1]) {
+    inside_range(first, d->stride[2], d->image[2], d->out[2], &r.lo, &r.hi);
+  } else {
+    p0 = p1 = 0;  // nothing is read; keeps the row's address inside the image
+  }
+  r.in = (__global const ST(T)*)image + n * d->image_stride[0] + w.c * d->image_stride[1] + p0 * d->image_stride[2] +
+         p1 * d->image_stride[3];
+  r.step = d->stride[2] * d->image_stride[4];
+  r.shift = first * d->image_stride[4];
+  return r;
+}
+
+// Writes run r's o_2 in [a, b) to DST(o2): zeros, the copy (a contiguous loop for unit strides,
+// so that it vectorizes), zeros.
+#define WRITE_RUN(r, a, b, DST)                                                                          \
+  {                                                                                                      \
+    const long a_ = (a), b_ = (b), lo_ = max(a_, min(b_, (r).lo)), hi_ = max(lo_, min(b_, (r).hi));      \
+    for (long o2 = a_; o2 < lo_; ++o2) DST(o2) = (ST(T))0;                                               \
+    if ((r).step == 1) {                                                                                 \
+      for (long o2 = lo_; o2 < hi_; ++o2) DST(o2) = (r).in[o2 + (r).shift];                              \
+    } else {                                                                                             \
+      for (long o2 = lo_; o2 < hi_; ++o2) DST(o2) = (r).in[o2 * (r).step + (r).shift];                   \
+    }                                                                                                    \
+    for (long o2 = hi_; o2 < b_; ++o2) DST(o2) = (ST(T))0;                                               \
+  }
+
+// One work-item per (n, row, o_0, o_1), walking o_2.
 __kernel void im2col(WindowDesc d, OPERAND(0), OPERAND(1)) {
-  const long kernel_size = d.window[0] * d.window[1] * d.window[2];
-  const long rows = d.batch * d.channels * kernel_size * d.out[0] * d.out[1];
   long id = get_global_id(0);
-  if (id >= rows) return;
+  if (id >= d.batch * d.channels * WINDOW(d) * d.out[0] * d.out[1]) return;
   const long o1 = id % d.out[1];
   id /= d.out[1];
   const long o0 = id % d.out[0];
   id /= d.out[0];
-  const long row = id % (d.channels * kernel_size), n = id / (d.channels * kernel_size);
-  const long k2 = row % d.window[2], k1 = (row / d.window[2]) % d.window[1];
-  const long k0 = (row / (d.window[2] * d.window[1])) % d.window[0], c = row / kernel_size;
-  const long p0 = o0 * d.stride[0] - d.padding[0] + k0 * d.dilation[0];
-  const long p1 = o1 * d.stride[1] - d.padding[1] + k1 * d.dilation[1];
-  const long column0 = (o0 * d.out[1] + o1) * d.out[2];
-  // FOR_O2(a, b, store): runs `store`, which writes out[o2], for o2 in [a, b).
-#ifdef PANEL_COLUMNS
-  // Straight into the packed GEMM's panels of B (kernels/packed_gemm.h): column j at
-  // ((j / P) * rows + row) * P + j % P, where sample n's columns start at j = n * column_stride[0]
-  // (its positions rounded up to whole panels when each sample is its own product, or not when
-  // the batch is one). A run of o_2 is cut where it crosses into the next panel, so that each
-  // piece is a contiguous loop.
-  __global ST(T)* panels = ELEMENTS(base0, offset0) + row * PANEL_COLUMNS;
-  const long panel_stride = d.channels * kernel_size * PANEL_COLUMNS, sample_column0 = n * d.column_stride[0] + column0;
-#define COLUMN(j) (panels + ((j) / PANEL_COLUMNS) * panel_stride + (j) % PANEL_COLUMNS)
-#define FOR_O2(first_o2, last_o2, ...)                                                    \
-  for (long s_ = (first_o2), e_; s_ < (last_o2); s_ = e_) {                                \
-    e_ = min((long)(last_o2), s_ + PANEL_COLUMNS - (sample_column0 + s_) % PANEL_COLUMNS);  \
-    __global ST(T)* out = COLUMN(sample_column0 + s_) - s_;                                \
-    for (long o2 = s_; o2 < e_; ++o2) __VA_ARGS__;                                         \
-  }
-  // The sample's last columns zero the rest of their panel, unless the next sample's follow.
-  if (o0 == d.out[0] - 1 && o1 == d.out[1] - 1 && (n == d.batch - 1 || d.column_stride[0] % PANEL_COLUMNS == 0)) {
-    for (long j = sample_column0 + d.out[2]; j % PANEL_COLUMNS != 0; ++j) *COLUMN(j) = (ST(T))0;
-  }
-#else
-#define FOR_O2(first_o2, last_o2, ...)                                                                       \
-  {                                                                                                          \
-    __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * d.column_stride[1] + column0; \
-    for (long o2 = (first_o2); o2 < (last_o2); ++o2) __VA_ARGS__;                                            \
-  }
-#endif
-  const bool inside = p0 >= 0 && p0 < d.image[0] && p1 >= 0 && p1 < d.image[1];
-  const long first = k2 * d.dilation[2] - d.padding[2];  // p_2 = o_2 * stride + first
-  long lo = 0, hi = 0;
-  if (inside) inside_range(first, d.stride[2], d.image[2], d.out[2], &lo, &hi);
-  __global const ST(T)* in = ELEMENTS(base1, offset1) + n * d.image_stride[0] + c * d.image_stride[1] +
-                             p0 * d.image_stride[2] + p1 * d.image_stride[3];
-  FOR_O2(0, lo, out[o2] = (ST(T))0);
-  const long step = d.stride[2] * d.image_stride[4];
-  if (step == 1) {
-    FOR_O2(lo, hi, out[o2] = in[o2 + first]);
-  } else {
-    FOR_O2(lo, hi, out[o2] = in[(o2 * d.stride[2] + first) * d.image_stride[4]]);
-  }
-  FOR_O2(hi, d.out[2], out[o2] = (ST(T))0);
-#undef FOR_O2
-#undef COLUMN
+  const long row = id % (d.channels * WINDOW(d)), n = id / (d.channels * WINDOW(d));
+  __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + row * d.column_stride[1] +
+                        (o0 * d.out[1] + o1) * d.out[2];
+  const WindowRun r = window_run(&d, base1 + offset1, n, window_offset(&d, row), o0, o1);
+#define DST(o2) out[o2]
+  WRITE_RUN(r, 0, d.out[2], DST);
+#undef DST
 }
+
+#ifdef PANEL_COLUMNS
+#define P PANEL_COLUMNS
+
+// Built with -DPANEL_COLUMNS=P: the columns as the packed GEMM's panels of B (kernels/packed_gemm.h)
+// for correlate's product weight @ columns, whose depth is the rows (c, k): column j at
+// ((j / P) * rows + row) * P + j % P. Sample n's columns start at j = n * column_stride[0] (its
+// positions rounded up to whole panels when each sample is its own product, or not when the batch
+// is one); zeros fill the gaps and the last panel. One work-item per (panel, row), writing that
+// row's P columns: consecutive work-items write consecutive memory. The P columns are cut into
+// runs of o_2.
+__kernel void im2col_panels(WindowDesc d, OPERAND(0), OPERAND(1)) {
+  const long rows = d.channels * WINDOW(d), positions = POSITIONS(d);
+  const long columns = (d.batch - 1) * d.column_stride[0] + positions;
+  const long id = get_global_id(0);
+  if (id >= (columns + P - 1) / P * rows) return;
+  const long row = id % rows, j0 = id / rows * P;
+  __global ST(T)* out = ELEMENTS(base0, offset0) + id * P - j0;  // out[j]: column j of this row
+  const WindowOffset w = window_offset(&d, row);
+  // Column j is position l of sample n, o_2 of window row (o_0, o_1); counted, not divided, as j grows.
+  long n = j0 / d.column_stride[0], l = j0 - n * d.column_stride[0], o0 = 0, o1 = 0, o2 = 0;
+  if (l < positions) {
+    o2 = l % d.out[2];
+    o1 = l / d.out[2] % d.out[1];
+    o0 = l / (d.out[2] * d.out[1]);
+  }
+  for (long j = j0, end = j0 + P; j < end;) {
+    if (n >= d.batch || l >= positions) {  // a gap: zeros up to the next sample
+      for (const long stop = min(end, (n + 1) * d.column_stride[0]); j < stop; ++j) out[j] = (ST(T))0;
+      ++n;
+      l = o0 = o1 = o2 = 0;
+      continue;
+    }
+    const long run = min(end - j, d.out[2] - o2);
+    const WindowRun r = window_run(&d, base1 + offset1, n, w, o0, o1);
+    __global ST(T)* run_out = out + j - o2;
+#define DST(o) run_out[o]
+    WRITE_RUN(r, o2, o2 + run, DST);
+#undef DST
+    j += run;
+    l += run;
+    if ((o2 += run) == d.out[2]) {
+      o2 = 0;
+      if (++o1 == d.out[1]) {
+        o1 = 0;
+        ++o0;
+      }
+    }
+  }
+}
+
+// The columns transposed, as the panels of B for the weight gradient's product
+// result @ columns^T, whose depth is the output positions and whose columns are the rows (c, k):
+// row r of position p at ((r / P) * depth + p) * P + r % P, zero past the last row. Each sample is
+// its own product (matrix n at n * column_stride[0], depth = positions) or the batch is one
+// (column_stride[0] = 0, sample n's positions from n * column_stride[1]). One work-item per
+// (panel, n, o_0, o_1): the P rows of its panel for the o_2 of its window row, out[2] * P
+// consecutive elements.
+__kernel void im2col_transposed_panels(WindowDesc d, OPERAND(0), OPERAND(1)) {
+  const long rows = d.channels * WINDOW(d), depth = (d.batch - 1) * d.column_stride[1] + POSITIONS(d);
+  const long lines = d.batch * d.out[0] * d.out[1];
+  const long id = get_global_id(0);
+  if (id >= (rows + P - 1) / P * lines) return;
+  const long panel = id / lines, line = id % lines;  // line = (n * out[0] + o_0) * out[1] + o_1
+  const long o1 = line % d.out[1], o0 = (line / d.out[1]) % d.out[0], n = line / (d.out[1] * d.out[0]);
+  const long position = n * d.column_stride[1] + (o0 * d.out[1] + o1) * d.out[2];
+  __global ST(T)* out = ELEMENTS(base0, offset0) + n * d.column_stride[0] + (panel * depth + position) * P;
+  // The P rows' runs first, then each position's P elements in turn: contiguous stores.
+  long start[P], lo[P], hi[P];
+  long step = 0;
+  __global const ST(T)* image = (__global const ST(T)*)(base1 + offset1);
+  WindowOffset w = window_offset(&d, panel * P);
+  for (int i = 0; i < P; ++i, next_window_offset(&d, &w)) {
+    lo[i] = hi[i] = start[i] = 0;
+    if (panel * P + i < rows) {
+      const WindowRun r = window_run(&d, base1 + offset1, n, w, o0, o1);
+      lo[i] = r.lo;
+      hi[i] = r.hi;
+      start[i] = (r.in - image) + r.shift;
+      step = r.step;
+    }
+  }
+  for (long o2 = 0; o2 < d.out[2]; ++o2) {
+    for (int i = 0; i < P; ++i) out[o2 * P + i] = o2 >= lo[i] && o2 < hi[i] ? image[start[i] + o2 * step] : (ST(T))0;
+  }
+}
+
+#undef P
+#endif
 
 // One work-item per image row (n, c, p_0, p_1); the image is dense. Each window offset
 // (k_0, k_1, k_2) that reaches the row adds its column entries to the range of p_2 it covers, in
@@ -137,9 +250,6 @@ __kernel void col2im(WindowDesc d, OPERAND(0), OPERAND(1)) {
 // K x L columns written K-fold for it. T is f32 or f64 (callers widen float16/bfloat16); the
 // weight (O, 1, K...) and the gradients of the output (N, O, out...) are dense, the input may be
 // strided (image_stride), and every result is dense.
-#define WINDOW(d) ((d).window[0] * (d).window[1] * (d).window[2])
-#define POSITIONS(d) ((d).out[0] * (d).out[1] * (d).out[2])
-
 // One work-item per output row (n, oc, o_0, o_1), walking o_2 as im2col does, adding each window
 // offset's products to the row (contiguous loops for unit strides, so that they vectorize).
 __kernel void depthwise_forward(WindowDesc d, OPERAND(0), OPERAND(1), OPERAND(2), long multiplier) {
