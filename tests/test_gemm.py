@@ -259,3 +259,28 @@ def test_a_gemm_out_of_memory_empties_the_cache_retries_then_raises():
     with pytest.raises(torch.OutOfMemoryError, match="CLBlast GEMM"):
         a_ocl @ b_ocl
     torch.testing.assert_close((a_ocl @ b_ocl).cpu(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_reduced_precision_products_round_once(dtype):
+    """float16/bfloat16 products accumulate in float32 and round each result once, to nearest
+    even, as the CPU does: beside the float32 product rounded, nearly every element is equal and
+    the rest are an ulp away, plus float32's error where sums cancel (the order of the sums
+    differs). A result truncated, or rounded twice, differs in far more elements."""
+    g = torch.Generator().manual_seed(3)
+    a, b, c = (torch.randn(shape, generator=g).to(dtype) for shape in ((130, 300), (300, 70), (130, 70)))
+    products = {
+        "mm": (torch.mm(a.to(DEV), b.to(DEV)), a.float() @ b.float(), 1),
+        "addmm": (torch.addmm(c.to(DEV), a.to(DEV), b.to(DEV), beta=0.5, alpha=2.0),
+                  0.5 * c.float() + 2.0 * (a.float() @ b.float()), 2),
+        "bmm": (torch.bmm(a.view(2, 65, 300).to(DEV), b.expand(2, 300, 70).to(DEV)),
+                a.view(2, 65, 300).float() @ b.float(), 1),
+    }
+    magnitude = a.float().abs() @ b.float().abs()
+    for name, (got, exact, scale) in products.items():
+        expected = exact.to(dtype)
+        assert got.dtype == dtype, name
+        got = got.cpu()
+        assert (got != expected).float().mean() < 0.01, name
+        bound = torch.finfo(dtype).eps * expected.float().abs() + 1e-5 * scale * magnitude.view(exact.shape)
+        assert ((got.float() - expected.float()).abs() <= bound).all(), name

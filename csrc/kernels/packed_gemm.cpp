@@ -28,10 +28,14 @@ Tile tile_for(const runtime::Device& device, size_t element_bytes) {
   return {6, 2, width};
 }
 
+// The element type the product computes in: float for float32, float16 and bfloat16.
+size_t real_bytes(c10::ScalarType type) { return type == c10::kDouble ? 8 : 4; }
+
 // NARGS: common.clh, which every program starts with, sizes its iterator by it.
 std::string program_options(c10::ScalarType type, const Tile& t) {
+  const char* storage = type == c10::kHalf ? " -DSTORAGE_F16" : type == c10::kBFloat16 ? " -DSTORAGE_BF16" : "";
   return std::string("-DNARGS=1 -DREAL=") + (type == c10::kDouble ? "double" : "float") +
-         " -DMR=" + std::to_string(t.mr) + " -DNV=" + std::to_string(t.nv) + " -DVW=" + std::to_string(t.vw);
+         " -DMR=" + std::to_string(t.mr) + " -DNV=" + std::to_string(t.nv) + " -DVW=" + std::to_string(t.vw) + storage;
 }
 
 // Panels in flight at once stay under this, so that a large product never needs more scratch
@@ -73,7 +77,7 @@ struct Real {
 class PackedProduct {
  public:
   PackedProduct(runtime::Device& device, cl_command_queue q, c10::ScalarType type)
-      : device_(device), q_(q), bytes_(c10::elementSize(type)), tile_(tile_for(device, bytes_)),
+      : device_(device), q_(q), bytes_(real_bytes(type)), tile_(tile_for(device, bytes_)),
         options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
 
   // B is `b`, or with b_packed its panels, made by the caller for the whole depth.
@@ -142,7 +146,7 @@ class PackedProduct {
 
   runtime::Device& device_;
   cl_command_queue q_;
-  size_t bytes_;
+  size_t bytes_;  // of the panels' elements (REAL)
   Tile tile_;
   std::string options_;
   bool double_;
@@ -151,11 +155,12 @@ class PackedProduct {
 }  // namespace
 
 size_t packed_gemm_panel_columns(const runtime::Device& device, c10::ScalarType type) {
-  return tile_for(device, c10::elementSize(type)).cols();
+  return tile_for(device, real_bytes(type)).cols();
 }
 
 bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type) {
-  return device.properties().cpu_class() && (type == c10::kFloat || type == c10::kDouble);
+  return device.properties().cpu_class() &&
+         (type == c10::kFloat || type == c10::kDouble || type == c10::kHalf || type == c10::kBFloat16);
 }
 
 void packed_gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,

@@ -11,7 +11,8 @@
 
 namespace drawbridge::kernels {
 
-// float32 and float64 on CPU-class devices.
+// float32, float64, float16 and bfloat16 (the last two stored in 16 bits, computed in float32)
+// on CPU-class devices.
 bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type);
 
 // gemm()'s contract.

@@ -1,5 +1,7 @@
 // Matrix products: mm, addmm, bmm, baddbmm, mv, addmv, dot, vdot. float32/float64 go through
-// CLBlast; float16/bfloat16 through CLBlast in float32; other dtypes through cl/matmul.cl.
+// kernels::gemm (CLBlast, or the packed GEMM on CPU devices, which also takes float16/bfloat16
+// as they are); float16/bfloat16 elsewhere through CLBlast in float32; other dtypes through
+// cl/matmul.cl.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -7,6 +9,7 @@
 #include "core/device_state.h"
 #include "core/fallback.h"
 #include "kernels/blas.h"
+#include "kernels/packed_gemm.h"
 #include "ops/out_arguments.h"
 #include "ops/pointwise.h"
 #include "ops/variants.h"
@@ -52,7 +55,7 @@ void batched_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, const c10::
   const c10::ScalarType type = out.scalar_type();
   runtime::Device& device = core::checked_device(out.device().index());
   const bool fp64 = device.properties().fp64;
-  if (kernels::blas_supports(type) && (type != c10::kDouble || fp64)) {
+  if ((kernels::blas_supports(type) || kernels::packed_gemm_serves(device, type)) && (type != c10::kDouble || fp64)) {
     const bool row_major = out.stride(2) == 1 || N == 1;
     at::Tensor c = row_major ? out : (is_zero(beta) ? at::empty(out.sizes(), out.options()) : out.contiguous());
     at::Tensor cc = c;

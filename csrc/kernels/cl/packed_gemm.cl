@@ -1,13 +1,41 @@
 // GEMM for CPU-class devices (kernels/packed_gemm.cpp): both operands are first packed into
 // panels that the product then reads as contiguous streams, and each work-item keeps an
 // MR x (NV * VW) tile of C in vector registers. Built with -DREAL (float or double), -DMR, -DNV
-// and -DVW (REALs per SIMD register) chosen from the device's vector unit.
+// and -DVW (REALs per SIMD register) chosen from the device's vector unit, and for float16 or
+// bfloat16 operands -DSTORAGE_F16 or -DSTORAGE_BF16: A, B and C are stored in 16 bits, packed
+// into float panels and C rounded once (to nearest even), so that no widened copies are made.
 #define TILE_N (NV * VW)
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define VEC CAT(REAL, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
+// LOAD_S/STORE_S: one element of A, B or C as REAL; VLOAD_S/VSTORE_S: VW of them.
+#if defined(STORAGE_F16)
+typedef half storage;
+#define LOAD_S(p, i) vload_half((i), (p))
+#define STORE_S(p, i, v) vstore_half_rte((v), (i), (p))
+#define VLOAD_S(p) CAT(vload_half, VW)(0, (p))
+#define VSTORE_S(p, v) CAT(CAT(vstore_half, VW), _rte)((v), 0, (p))
+#elif defined(STORAGE_BF16)
+typedef ushort storage;
+#define LOAD_S(p, i) bf16_to_float((p)[i])
+#define STORE_S(p, i, v) ((p)[i] = float_to_bf16(v))
+#define VLOAD_S(p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(0, (p))) << 16)
+#define VSTORE_S(p, v) CAT(vstore, VW)(bf16_vector(v), 0, (p))
+// float_to_bf16 (common.clh) lane by lane: to nearest even, NaN kept quiet.
+inline CAT(ushort, VW) bf16_vector(VEC f) {
+  const CAT(uint, VW) u = CAT(as_uint, VW)(f);
+  const CAT(ushort, VW) rounded = CAT(convert_ushort, VW)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+  return select(rounded, (CAT(ushort, VW))(0x7FC0), CAT(convert_ushort, VW)(isnan(f)));
+}
+#else
+typedef REAL storage;
+#define LOAD_S(p, i) ((p)[i])
+#define STORE_S(p, i, v) ((p)[i] = (v))
+#define VLOAD_S(p) VLOAD(0, (p))
+#define VSTORE_S(p, v) VSTORE((v), 0, (p))
+#endif
 
 // Panels of R rows of a (rows x depth) operand whose element (r, d) is at
 // x[offset + batch * batch_stride + r * row_stride + d * depth_stride]: panel p holds, for each
@@ -15,19 +43,19 @@
 // last row so that the product needs no edge cases. One work-item per (d, panel, batch);
 // adjacent work-items read adjacent depths. pack_a_panels makes A's panels (R = MR),
 // pack_b_panels those of B^T (R = TILE_N); R known at compile time unrolls the copy.
-#define PACK_PANELS(name, R)                                                                                  \
-  __kernel void name(__global const REAL* x, ulong offset, long row_stride, long depth_stride, long batch_stride, \
-                     int rows, int depth0, int depth, __global REAL* panels, ulong panels_offset) {            \
-    const int d = get_global_id(0), panel = get_global_id(1);                                                 \
-    const long batch = get_global_id(2);                                                                      \
-    if (d >= depth) return;                                                                                   \
-    const int panel_count = (rows + (R) - 1) / (R);                                                           \
-    __global const REAL* src = x + offset + batch * batch_stride + (long)(depth0 + d) * depth_stride;         \
-    __global REAL* dst = panels + panels_offset + ((batch * panel_count + panel) * (long)depth + d) * (R);    \
-    _Pragma("unroll") for (int i = 0; i < (R); ++i) {                                                         \
-      const int r = panel * (R) + i;                                                                          \
-      dst[i] = r < rows ? src[(long)r * row_stride] : (REAL)0;                                                \
-    }                                                                                                         \
+#define PACK_PANELS(name, R)                                                                                         \
+  __kernel void name(__global const storage* x, ulong offset, long row_stride, long depth_stride, long batch_stride, \
+                     int rows, int depth0, int depth, __global REAL* panels, ulong panels_offset) {                  \
+    const int d = get_global_id(0), panel = get_global_id(1);                                                        \
+    const long batch = get_global_id(2);                                                                             \
+    if (d >= depth) return;                                                                                          \
+    const int panel_count = (rows + (R) - 1) / (R);                                                                  \
+    __global const storage* src = x + offset + batch * batch_stride + (long)(depth0 + d) * depth_stride;             \
+    __global REAL* dst = panels + panels_offset + ((batch * panel_count + panel) * (long)depth + d) * (R);           \
+    _Pragma("unroll") for (int i = 0; i < (R); ++i) {                                                                \
+      const int r = panel * (R) + i;                                                                                 \
+      dst[i] = r < rows ? LOAD_S(src, (long)r * row_stride) : (REAL)0;                                               \
+    }                                                                                                                \
   }
 PACK_PANELS(pack_a_panels, MR)
 PACK_PANELS(pack_b_panels, TILE_N)
@@ -36,7 +64,7 @@ PACK_PANELS(pack_b_panels, TILE_N)
 // each). C's element (i, j) is at c[offset + batch * batch_stride + i * row_stride + j]; beta == 0
 // never reads C.
 __kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const REAL* a_panels,
-                          ulong a_offset, __global const REAL* b_panels, ulong b_offset, __global REAL* c,
+                          ulong a_offset, __global const REAL* b_panels, ulong b_offset, __global storage* c,
                           ulong c_offset, long c_row_stride, long c_batch_stride) {
   const int pm = get_global_id(0), pn = get_global_id(1);
   const long batch = get_global_id(2);
@@ -54,7 +82,7 @@ __kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __glob
       _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
     }
   }
-  __global REAL* cb = c + c_offset + batch * c_batch_stride;
+  __global storage* cb = c + c_offset + batch * c_batch_stride;
   const int row0 = pm * MR, col0 = pn * TILE_N;
   _Pragma("unroll") for (int i = 0; i < MR; ++i) {
     if (row0 + i >= m) break;
@@ -62,17 +90,15 @@ __kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __glob
       const int col = col0 + v * VW;
       if (col >= n) break;
       VEC r = alpha * acc[i][v];
-      __global REAL* out = cb + (row0 + i) * c_row_stride + col;
+      __global storage* out = cb + (row0 + i) * c_row_stride + col;
       if (col + VW <= n) {
-        if (beta != 0) r = fma((VEC)(beta), VLOAD(0, out), r);
-        VSTORE(r, 0, out);
-      } else {
-        REAL part[VW];
-        VSTORE(r, 0, part);
-        for (int j = 0; j < VW && col + j < n; ++j) {
-          out[j] = beta != 0 ? fma(beta, out[j], part[j]) : part[j];
-        }
+        if (beta != 0) r = fma((VEC)(beta), VLOAD_S(out), r);
+        VSTORE_S(out, r);
+        continue;
       }
+      REAL part[VW];
+      VSTORE(r, 0, part);
+      for (int j = 0; j < VW && col + j < n; ++j) STORE_S(out, j, beta != 0 ? fma(beta, LOAD_S(out, j), part[j]) : part[j]);
     }
   }
 }
