@@ -24,9 +24,15 @@ struct ReduceDesc {
   uint64_t in_outer_strides[kMaxDims] = {}, in_inner_strides[kMaxDims] = {};
 };
 
-// A power of two (the tree reduction needs one), enough for `work` items, at most kWorkGroup.
+// Work-groups narrower than this leave a GPU's SIMD lanes idle anyway (a warp is 32 wide, an AMD
+// wavefront 32 or 64). Not narrowing below it also keeps the sizes a kernel runs with few, which
+// PoCL's GPU-class runs need: PoCL compiles a kernel again for every work-group size.
+constexpr size_t kMinGroup = 32;
+
+// A power of two (the tree reduction needs one), enough for `work` items, from kMinGroup to
+// kWorkGroup.
 size_t group_size(const runtime::Kernel& kernel, uint64_t work) {
-  size_t cap = std::min(kWorkGroup, kernel.max_work_group_size), local = 1;
+  size_t cap = std::min(kWorkGroup, kernel.max_work_group_size), local = std::min(kMinGroup, cap);
   while (local * 2 <= cap && local < work) local *= 2;
   return local;
 }

@@ -72,8 +72,9 @@ void launch_row_groups(std::initializer_list<at::Tensor> tensors, cl_ulong n, cl
   runtime::Kernel& program = kernels::get_kernel(device, "softmax.cl", options, kernel);
   size_t lanes = 1;
   while (!cpu && lanes < row_elements && lanes < std::min<size_t>(256, program.max_work_group_size)) lanes *= 2;
-  size_t group_rows = cpu ? 8 : std::max<size_t>(1, std::min<size_t>(256, program.max_work_group_size) / lanes);
-  while (group_rows > 1 && group_rows / 2 >= rows) group_rows /= 2;
+  // Not fewer rows per group for a short batch: PoCL compiles a kernel again for every
+  // work-group shape, and the spare rows of the one group cost nothing.
+  const size_t group_rows = cpu ? 8 : std::max<size_t>(1, std::min<size_t>(256, program.max_work_group_size) / lanes);
   const size_t global[2] = {lanes, (rows + group_rows - 1) / group_rows * group_rows};
   const size_t local[2] = {lanes, group_rows};
   std::vector<runtime::BufferRef> refs;
