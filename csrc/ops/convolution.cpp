@@ -168,7 +168,7 @@ bool is_pointwise(const ConvGeometry& g) {
 // the image, which unfold's result must never be).
 at::Tensor convolution_columns(const at::Tensor& image, const ConvGeometry& g, ColumnLayout layout) {
   if (layout == ColumnLayout::per_sample && is_pointwise(g))
-    return image.reshape({image.size(0), g.groups, image.size(1) / g.groups, -1});
+    return image.reshape({image.size(0), g.groups, image.size(1) / g.groups, c10::multiply_integers(g.out_size)});
   return image_to_columns(image, g, layout);
 }
 
@@ -192,9 +192,12 @@ ColumnLayout conv_layout(const ConvGeometry& g) {
 // A result-shaped tensor (N, O, out...) as the products see it: (N, groups, O/groups, L) per
 // sample, (groups, O/groups, N * L) with the batch in the columns.
 at::Tensor result_as_matrix(const at::Tensor& result, int64_t groups, ColumnLayout layout) {
+  // Sizes spelled out, not -1: an empty batch leaves -1 undetermined.
   const int64_t n = result.size(0), channels = result.size(1);
-  if (layout == ColumnLayout::per_sample) return wide(result).reshape({n, groups, channels / groups, -1});
-  return wide(result).reshape({n, channels, -1}).transpose(0, 1).reshape({groups, channels / groups, -1});
+  const int64_t positions = c10::multiply_integers(result.sizes().slice(2));
+  if (layout == ColumnLayout::per_sample) return wide(result).reshape({n, groups, channels / groups, positions});
+  return wide(result).reshape({n, channels, positions}).transpose(0, 1).reshape(
+      {groups, channels / groups, n * positions});
 }
 
 // The weight (O, C/groups, K...) as the products see it: (1, groups, O/groups, C/groups * K) per
@@ -232,8 +235,8 @@ at::Tensor multiply_by_panels(const at::Tensor& a, int64_t products, const at::T
   const runtime::BufferRef a_ref = device.memory().resolve(a.const_data_ptr());
   const runtime::BufferRef o_ref = device.memory().resolve(out.const_data_ptr());
   const size_t bytes = a.element_size();
-  const kernels::BlasMatrix a_matrix{a_ref.mem, a_ref.offset / bytes, size_t(depth), size_t(a.size(0) == 1 ? 0 : m * depth),
-                                     false};
+  const size_t a_batch_stride = a.size(0) == 1 ? 0 : m * depth;
+  const kernels::BlasMatrix a_matrix{a_ref.mem, a_ref.offset / bytes, size_t(depth), a_batch_stride, false};
   const kernels::BlasMatrix c{o_ref.mem, o_ref.offset / bytes, size_t(columns), size_t(m * columns), false};
   c10::DeviceGuard guard(a.device());
   kernels::packed_gemm_with_b_panels(device, core::current_queue(a.device().index()), a.scalar_type(), m, columns, depth,
