@@ -188,11 +188,14 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
 #endif
 
 // REDUCTION(name, acc_t, init, accumulate(acc, x, j), merge(acc, other), project(acc), index,
-// run) defines r_<name> and r_<name>_cols. x is an element in ct, j its index among the
+// run) defines r_<name>, r_<name>_merge and r_<name>_cols. x is an element in ct, j its index among the
 // reduced elements, p a parameter (bits of a ct). project yields the value stored in T0; INDEX(acc)
 // the int64 stored in the second output, when the op has one; run is LANE_RUN, VECTOR_RUN, AMAX_RUN
-// or AMIN_RUN.
-#define REDUCTION(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN)                                \
+// or AMIN_RUN. A program built for one reduction (ONE_FAMILY, common.clh) defines its kernels only.
+// REDUCTION_1 takes the kernel's name r_<name>: a bare name may be a macro (OpenCL's any, all).
+#define REDUCTION(name, ...) CAT(REDUCTION_, FAMILY_KEPT(r_##name))(r_##name, __VA_ARGS__)
+#define REDUCTION_0(...)
+#define REDUCTION_1(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN)                              \
   inline void name##_store(const ReduceDesc* d, ulong o, acc_t acc, ct p, __global char* out,           \
                            __global char* out2) {                                                      \
     ulong oo = offset_of(o, d->outer_ndim, d->outer_sizes, d->out_strides);                            \
@@ -217,7 +220,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     }                                                                                                  \
     return scratch[0];                                                                                 \
   }                                                                                                    \
-  __kernel void r_##name(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
+  __kernel void name(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
                          ulong out2_off, __global char* in_base, ulong in_off, __global char* part_base,  \
                          ulong part_off, ulong p_bits) {                                                 \
     __local acc_t scratch[WG];                                                                         \
@@ -262,7 +265,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
   /* The second launch of a split reduction: a work-group per output merges its chunks' */            \
   /* accumulators. A separate launch because OpenCL 1.2 gives no way to see another work-group's */   \
   /* writes within one launch. */                                                                      \
-  __kernel void r_##name##_merge(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
+  __kernel void name##_merge(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
                                  ulong out2_off, __global char* part_base, ulong part_off, ulong p_bits) { \
     __local acc_t scratch[WG];                                                                         \
     ct p = bits_to_ct(p_bits);                                                                         \
@@ -279,7 +282,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
   /* Reductions over a strided dimension whose outputs lie next to each other in the input (sum */    \
   /* over dim 0): one work-item takes COLS adjacent outputs and walks the reduced elements, */          \
   /* reading COLS consecutive values at each step. */                                                 \
-  __kernel void r_##name##_cols(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
+  __kernel void name##_cols(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
                                 ulong out2_off, __global char* in_base, ulong in_off, ulong p_bits) {   \
     ct p = bits_to_ct(p_bits);                                                                         \
     ulong row = d.outer_sizes[0], blocks = (row + COLS - 1) / COLS;                                    \
