@@ -1,5 +1,5 @@
 // Activation functions and their backward ops, plus clamp with scalar bounds: elementwise
-// kernels with scalar parameters (cl/unary.cl for forward, cl/binary.cl for backward).
+// kernels with scalar parameters (cl/unary.cl for forward, cl/activation_backward.cl for backward).
 #include <cmath>
 
 #include <limits>
@@ -44,7 +44,7 @@ at::Tensor backward_with(at::Tensor grad_input, const at::Tensor& grad_output, c
   auto iter = at::TensorIterator::borrowing_binary_op(grad_input, grad_output, x);
   check_dtype(op, iter.common_dtype(), Dtypes::Floating);
   c10::ScalarType compute = kernels::compute_type(iter.common_dtype());
-  run_pointwise(iter, "binary.cl", kernel, compute, scalar_bits(params, compute)...);
+  run_pointwise(iter, "activation_backward.cl", kernel, compute, scalar_bits(params, compute)...);
   return iter.output();
 }
 
