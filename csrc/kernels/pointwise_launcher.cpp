@@ -186,19 +186,15 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   // A dynamic operand's element size is not compiled in: its steps come from the descriptor.
   if (variant.dynamic) variant.dense = variant.broadcast = 0;
   const runtime::DeviceProperties& props = device.properties();
-  // CPU devices walk iterations longer than one chunk in chunked loops. Shorter ones take a
-  // work-item per element, as on GPUs, with every step read from the descriptor: one program
-  // then serves all layouts of a dtype combination, and its kernels compile in about half the time
-  // of a chunked loop (PoCL: 60-90 ms against 100-150). Below a chunk the loop takes a few
-  // microseconds either way, so the small tensors of a test run or of a model's bookkeeping
-  // build less.
-  const bool small = static_cast<uint64_t>(numel) <= kChunk;
-  variant.chunked = props.cpu_class() && !small;
+  variant.chunked = props.cpu_class();
   // Chunked loops compile each operand's row step in when every operand is dense, broadcast or a
-  // scalar (the layouts of hot ops, whose loops then vectorize); with any other stride, every step
-  // is read from the descriptor.
-  if ((variant.chunked && (variant.dense | variant.broadcast | variant.scalar_mask) != (uint64_t(1) << nargs) - 1) ||
-      (props.cpu_class() && small))
+  // scalar (the layouts of hot ops, whose loops then vectorize) and the iteration is longer than one
+  // work-item's chunk; with any other stride, or fewer elements, every step is read from the
+  // descriptor, so that one program serves all those layouts of a dtype combination. Below a chunk
+  // the loop takes a few microseconds either way, and the small tensors of a test run or of a
+  // model's bookkeeping then compile one program instead of one per layout.
+  if (variant.chunked && ((variant.dense | variant.broadcast | variant.scalar_mask) != (uint64_t(1) << nargs) - 1 ||
+                          static_cast<uint64_t>(numel) <= kChunk))
     variant.dense = variant.broadcast = 0;
   // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the compiler
   // vectorizes at the vector unit's width; PoCL's own work-item vectorization picks half of
