@@ -56,7 +56,8 @@ GPU_CLASS_TESTS := tests/test_gemm.py tests/test_variant_sweeps.py tests/test_te
 # The two runs go side by side: a cold run is bound by PoCL's compiler, which builds a program on
 # one core. The GPU-class run's output is shown after the other's. (The CPU-class suite in two
 # pytest-xdist processes was measured and rejected: on two cores, a clean clone's make test took
-# 25.5 minutes cold and 14.2 warm against 24.4 and 13.5, with 6-8 minutes more CPU time.)
+# 25.5 minutes cold and 14.2 warm against 25.5 and 14.7 in one process, with 43.7 and 24.4
+# minutes of user time against 36.8 and 19.4.)
 test-py: install
 	@mkdir -p build
 	@DRAWBRIDGE_DEVICE_CLASS=gpu $(VENV)/bin/pytest -q $(GPU_CLASS_TESTS) > build/gpu-class-tests.log 2>&1 & gpu=$$!; \
