@@ -30,6 +30,37 @@ def test_second_process_loads_from_disk(run_py, tmp_path):
     assert stats2["disk_hits"] == stats1["builds"]
 
 
+def test_processes_sharing_a_cache_build_each_program_once(tmp_path):
+    """A process that needs a program another process is building waits for it, then loads the
+    binary it stored: held here from outside, the folder's build lock keeps both children from
+    building until it is released, after which they built each program once between them."""
+    import fcntl
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, DRAWBRIDGE_CACHE_DIR=str(tmp_path), DRAWBRIDGE_CACHE_BINARIES="1")
+    code = "import torch, drawbridge\nprint('ready', flush=True)\n" + PROGRAM_USER
+    with open(tmp_path / ".build.lock", "w") as lock:
+        fcntl.lockf(lock, fcntl.LOCK_EX)  # every byte: whatever program each child builds first
+        children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env, cwd="/") for _ in range(2)]
+        for child in children:
+            assert child.stdout.readline().strip() == "ready", child.stderr.read()
+        time.sleep(3)
+        assert [child.poll() for child in children] == [None, None]  # waiting for the lock
+        fcntl.lockf(lock, fcntl.LOCK_UN)
+    stats = []
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        stats.append(json.loads(out))
+    builds, hits = sum(s["builds"] for s in stats), sum(s["disk_hits"] for s in stats)
+    assert builds >= 1 and hits == builds, stats
+
+
 def test_binaries_are_left_to_a_driver_that_caches_its_builds(run_py, tmp_path):
     """On PoCL (its kernel cache on), nothing is written to the kernel cache: asking PoCL for a
     program's binary compiles every kernel of the program; DRAWBRIDGE_CACHE_BINARIES=0 turns the

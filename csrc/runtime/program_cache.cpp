@@ -1,15 +1,18 @@
 #include "runtime/program_cache.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -196,6 +199,63 @@ class BuildProgress {
   bool active_ = false;
 };
 
+// Serializes the builds of one program among the processes that share a cache folder (torchrun's
+// ranks, the test suite's OpInfo children): the second waits for the first instead of compiling
+// the same program beside it, then loads what the first left, our binary or the driver's own
+// cache entry. A byte-range lock at the program's hash in one file per folder (a dot file, so the
+// folder still counts as empty before its first program), released when the build ends or the
+// process dies. Where the folder cannot hold the lock, builds go on unlocked.
+class CrossProcessBuildLock {
+ public:
+  // The caller holds cache().mutex, which also guards the open lock files.
+  CrossProcessBuildLock(const std::string& dir, uint64_t hash) {
+    if (dir.empty()) return;
+    fd_ = lock_file(dir);
+    if (fd_ < 0) return;
+    range_.l_type = F_WRLCK;
+    range_.l_whence = SEEK_SET;
+    range_.l_start = static_cast<off_t>(hash & 0x3fffffff);
+    range_.l_len = 1;
+    if (fcntl(fd_, F_SETLK, &range_) == 0) {
+      held_ = true;
+      return;
+    }
+    if (errno != EACCES && errno != EAGAIN) return;
+    waited_ = true;
+    int status;
+    while ((status = fcntl(fd_, F_SETLKW, &range_)) != 0 && errno == EINTR) {
+    }
+    held_ = status == 0;
+  }
+  ~CrossProcessBuildLock() {
+    if (!held_) return;
+    range_.l_type = F_UNLCK;
+    fcntl(fd_, F_SETLK, &range_);
+  }
+  CrossProcessBuildLock(const CrossProcessBuildLock&) = delete;
+  CrossProcessBuildLock& operator=(const CrossProcessBuildLock&) = delete;
+
+  // Whether another process held the lock: it may have built the program meanwhile.
+  bool waited() const { return waited_; }
+
+ private:
+  // One descriptor per folder for the life of the process: closing any descriptor of a file
+  // drops every lock the process holds on it.
+  static int lock_file(const std::string& dir) {
+    static std::map<std::string, int>* files = new std::map<std::string, int>();
+    auto it = files->find(dir);
+    if (it != files->end()) return it->second;
+    make_dirs(dir);
+    const int fd = open((dir + "/.build.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    (*files)[dir] = fd;
+    return fd;
+  }
+
+  int fd_ = -1;
+  struct flock range_ = {};
+  bool held_ = false, waited_ = false;
+};
+
 // Finds or builds the program; the caller holds cache().mutex.
 Program& program_locked(Device& device, const std::string& label, const std::string& source,
                         const std::string& options, ProgramSource from) {
@@ -221,6 +281,11 @@ Program& program_locked(Device& device, const std::string& label, const std::str
     std::snprintf(name, sizeof(name), "%016llx.clbin", static_cast<unsigned long long>(h));
     path = dir + "/" + name;
     p = load_binary(device, path, options);
+  }
+  std::optional<CrossProcessBuildLock> build_lock;
+  if (!p) {
+    build_lock.emplace(program_cache_dir(), h);
+    if (build_lock->waited() && !path.empty()) p = load_binary(device, path, options);
   }
   if (p) {
     ++c.stats.disk_hits;
