@@ -272,8 +272,9 @@ Program& program_locked(Device& device, const std::string& label, const std::str
     ++c.stats.memory_hits;
     return it->second;
   }
+  const std::string cache_dir = program_cache_dir();  // also where builds take their lock
   const bool to_disk = from != ProgramSource::build && program_binaries_cached(device);
-  std::string dir = to_disk ? program_cache_dir() : std::string();
+  const std::string dir = to_disk ? cache_dir : std::string();
   std::string path;
   cl_program p = nullptr;
   if (!dir.empty()) {
@@ -284,7 +285,7 @@ Program& program_locked(Device& device, const std::string& label, const std::str
   }
   std::optional<CrossProcessBuildLock> build_lock;
   if (!p) {
-    build_lock.emplace(program_cache_dir(), h);
+    build_lock.emplace(cache_dir, h);
     if (build_lock->waited() && !path.empty()) p = load_binary(device, path, options);
   }
   if (p) {
