@@ -147,6 +147,29 @@ def test_small_iterations_of_every_layout_share_one_program():
         torch.testing.assert_close(result.cpu(), case(a_cpu, b_cpu, col_cpu))
 
 
+def test_small_iterations_of_other_dtypes_share_one_program_per_compute_type():
+    # Up to 2048 elements, inputs not of the compute type's dtype make every operand's dtype a
+    # run-time value (token dyn<k> of common.clh): float16, bfloat16 and their mixes compute in
+    # float32 through one program, for inputs, outputs, copies, scans and where alike.
+    def ops(x, y):
+        return (torch.sin(x), x + y, x < y, torch.where(x < y, x, y), x.cumsum(1), x.to(torch.float16),
+                x.to(torch.bfloat16), torch.add(x, y, out=torch.empty(x.shape, dtype=torch.float32, device=x.device)))
+
+    def pair(tx, ty):
+        (x_cpu, x), (y_cpu, y) = operands(tx, (6, 7)), operands(ty, (6, 7))
+        return x_cpu, y_cpu.flip(0), x, y.flip(0)
+
+    first = pair(torch.float16, torch.float16)
+    programs_built(lambda: ops(first[2], first[3]))
+    inputs = [pair(torch.bfloat16, torch.bfloat16), pair(torch.float16, torch.bfloat16), pair(torch.bfloat16, torch.float16)]
+    built, results = programs_built(lambda: [ops(x, y) for _, _, x, y in inputs])
+    assert built == 0
+    for (x_cpu, y_cpu, _, _), result in zip(inputs, results):
+        for got, want in zip(result, ops(x_cpu, y_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
+
+
 SMALL_THEN_LARGE = """
 import torch, drawbridge
 small, large = torch.randn(40, 30, device="ocl"), torch.randn(50, 50, device="ocl")
@@ -154,16 +177,24 @@ small, large = torch.randn(40, 30, device="ocl"), torch.randn(50, 50, device="oc
 before = drawbridge._C._program_cache_stats()["builds"]
 (large - large).cpu()
 print(drawbridge._C._program_cache_stats()["builds"] - before)
+halves = [small.half(), small.bfloat16(), large.half()]
+built = []
+for h in halves:  # small: one program for both, of run-time dtypes; large: float16 compiled in
+    before = drawbridge._C._program_cache_stats()["builds"]
+    (h - h).cpu()
+    built.append(drawbridge._C._program_cache_stats()["builds"] - before)
+print(*built)
 """
 
 
 def test_beyond_a_chunk_dense_operands_get_their_own_program(run_py):
-    # in a fresh process: the vectorizing program of dense operands is not the small iterations' one
+    # in a fresh process: the vectorizing program of dense operands is not the small iterations'
+    # one, and it compiles its dtype in
     if torch.ocl.get_device_properties(0).device_class != "cpu":
         pytest.skip("GPU-class launches compile no row steps in")
     out = run_py(SMALL_THEN_LARGE)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["1"]
+    assert out.stdout.split() == ["1", "1", "0", "1"]
 
 
 def test_integer_inputs_of_a_float_kernel_share_one_program():
@@ -181,6 +212,25 @@ def test_integer_inputs_of_a_float_kernel_share_one_program():
     for ((x_cpu, _), (y_cpu, _)), result in zip(inputs[1:], results):
         torch.testing.assert_close(result.cpu(), x_cpu / y_cpu)
 
+
+
+def test_small_reductions_of_other_dtypes_share_one_program_per_compute_type():
+    # Up to 2048 input elements, an input not of the compute type's dtype makes the input's and
+    # the output's dtypes run-time values: float16 and bfloat16 reduce through one float32 program,
+    # the integer sums (widened to int64) through one int64 program.
+    def ops(x):
+        return x.sum(1), x.amax(0), x.argmax(1)
+
+    floats = [operands(t, (9, 13)) for t in (torch.float16, torch.bfloat16)]
+    ints = [operands(t, (9, 13)) for t in (torch.int8, torch.int16, torch.uint8, torch.bool)]
+    programs_built(lambda: (ops(floats[0][1]), ints[0][1].sum(1)))
+    built, results = programs_built(lambda: [ops(x) for _, x in floats[1:]] + [(x.sum(1),) for _, x in ints[1:]])
+    assert built == 0
+    expected = [ops(x) for x, _ in floats[1:]] + [(x.sum(1),) for x, _ in ints[1:]]
+    for got, want in zip(results, expected):
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g.cpu(), w)
 
 
 REDUCTIONS_OF_ONE_DTYPE = """

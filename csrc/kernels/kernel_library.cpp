@@ -43,6 +43,22 @@ const char* raw_token(size_t itemsize) {
   }
 }
 
+uint64_t dtype_code(c10::ScalarType type) {
+  switch (type) {
+    case c10::kFloat: return 0;
+    case c10::kHalf: return 1;
+    case c10::kBFloat16: return 2;
+    case c10::kDouble: return 3;
+    case c10::kChar: return 4;
+    case c10::kShort: return 5;
+    case c10::kInt: return 6;
+    case c10::kLong: return 7;
+    case c10::kByte: return 8;
+    case c10::kBool: return 9;
+    default: TORCH_CHECK_NOT_IMPLEMENTED(false, "ocl kernels do not read dtype ", type);
+  }
+}
+
 void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device) {
   if (type != c10::kDouble && type != c10::kComplexDouble) return;
   auto& dev = core::checked_device(device);

@@ -16,6 +16,9 @@ namespace drawbridge::kernels {
 const char* dtype_token(c10::ScalarType type);
 // The raw token for an element of `itemsize` bytes ("r8".."r128"), for copies that move bits.
 const char* raw_token(size_t itemsize);
+// The code by which a kernel reads and writes an operand of token dyn<k> in `type`
+// (load_dynamic and store_dynamic in common.clh).
+uint64_t dtype_code(c10::ScalarType type);
 
 // Throws a TypeError when the device cannot hold `type` (float64 without cl_khr_fp64).
 void check_dtype_supported(c10::ScalarType type, c10::DeviceIndex device);

@@ -36,7 +36,7 @@ uint64_t scalar_bits(at::TensorIteratorBase& iter, int arg, c10::ScalarType comp
 struct Variant {
   uint64_t scalar_mask, dense, broadcast;
   int16_t device;
-  uint16_t dynamic;  // inputs read in a dtype given at run time
+  uint16_t dynamic;  // operands read and written in a dtype given at run time
   uint8_t nargs, chunked, contiguous, index32, raw, vector_width;
   int8_t compute, dtypes[kMaxOperands];
   uint8_t unused[3];  // no padding: every byte takes part in the key
@@ -53,14 +53,16 @@ std::string variant_options(const KernelSpec& spec, const Variant& v) {
                " -DROW_BROADCAST=" + std::to_string(v.broadcast) + " -DVECTOR_WIDTH=" + std::to_string(v.vector_width);
   if (v.contiguous) options += " -DCONTIGUOUS";
   options += v.index32 ? " -DINDEX_T=uint" : " -DINDEX_T=ulong";
-  if (v.dynamic) options += " -DDYNAMIC_MASK=" + std::to_string(v.dynamic);
   for (int k = 0; k < nargs; ++k) {
+    const std::string slot = std::to_string(k);
+    if ((v.dynamic >> k) & 1) {
+      options += " -DT" + slot + "=dyn" + slot;
+      continue;
+    }
     const auto dtype = static_cast<c10::ScalarType>(v.dtypes[k]);
-    const char* token = ((v.dynamic >> k) & 1) ? "dyn"
-                        : spec.raw                ? raw_token(c10::elementSize(dtype))
-                                                  : dtype_token(dtype);
+    const char* token = spec.raw ? raw_token(c10::elementSize(dtype)) : dtype_token(dtype);
     TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", dtype);
-    options += " -DT" + std::to_string(k) + "=" + token;
+    options += " -DT" + slot + "=" + token;
   }
   const char* compute = spec.raw ? raw_token(c10::elementSize(static_cast<c10::ScalarType>(v.dtypes[0]))) : dtype_token(spec.compute);
   TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", spec.compute);
@@ -78,12 +80,26 @@ runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, con
   return kernel;
 }
 
-// The inputs a kernel with dynamic_inputs reads through a run-time dtype: when the tensor inputs
-// differ in dtype, or are integers computed in floating point, every one whose dtype is not the
-// compute type's own (or, without one, the first input's). Other same-dtype launches stay fully
-// compiled.
-uint16_t dynamic_inputs(const at::TensorIteratorBase& iter, const KernelSpec& spec, uint64_t scalar_mask) {
-  if (!spec.dynamic_inputs) return 0;
+// The operands a kernel with dynamic_dtypes reads or writes through a run-time dtype (token
+// dyn<k>). An iteration of at most kSmallIteration elements whose tensor inputs do not all have
+// the compute type's own dtype: every tensor operand, so that the small tensors of every dtype
+// (float16 and bfloat16 beside float32, mixed inputs) share one program per compute type, the loop
+// taking microseconds either way; with inputs of the compute type's dtype, the static program
+// that longer strided iterations use serves it, and a workload of one dtype builds no more. Longer
+// iterations keep every type compiled in (their loops vectorize) unless the tensor inputs differ in
+// dtype, or are integers computed in floating point: then every input whose dtype is not the
+// compute type's own (or, without one, the first input's) is dynamic.
+uint16_t dynamic_operands(const at::TensorIteratorBase& iter, const KernelSpec& spec, uint64_t scalar_mask) {
+  if (!spec.dynamic_dtypes) return 0;
+  bool native = true;
+  for (int k = iter.noutputs(); k < iter.ntensors(); ++k)
+    native &= ((scalar_mask >> k) & 1) || iter.dtype(k) == spec.compute;
+  if (!native && static_cast<uint64_t>(iter.numel()) * spec.row_length <= kSmallIteration) {
+    uint16_t mask = 0;
+    for (int k = 0; k < iter.ntensors(); ++k)
+      if (!((scalar_mask >> k) & 1)) mask |= uint16_t(1) << k;
+    return mask;
+  }
   std::optional<c10::ScalarType> first;
   bool mixed = false, has_compute = false;
   for (int k = iter.noutputs(); k < iter.ntensors(); ++k) {
@@ -102,23 +118,6 @@ uint16_t dynamic_inputs(const at::TensorIteratorBase& iter, const KernelSpec& sp
   for (int k = iter.noutputs(); k < iter.ntensors(); ++k)
     if (!((scalar_mask >> k) & 1) && iter.dtype(k) != stat) mask |= uint16_t(1) << k;
   return mask;
-}
-
-// The codes load_dynamic of common.clh reads.
-uint64_t dynamic_code(c10::ScalarType type) {
-  switch (type) {
-    case c10::kFloat: return 0;
-    case c10::kHalf: return 1;
-    case c10::kBFloat16: return 2;
-    case c10::kDouble: return 3;
-    case c10::kChar: return 4;
-    case c10::kShort: return 5;
-    case c10::kInt: return 6;
-    case c10::kLong: return 7;
-    case c10::kByte: return 8;
-    case c10::kBool: return 9;
-    default: TORCH_CHECK_NOT_IMPLEMENTED(false, "ocl kernels do not read dtype ", type);
-  }
 }
 
 }  // namespace
@@ -182,7 +181,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) variant.dense |= uint64_t(1) << k;
     if (step == 0) variant.broadcast |= uint64_t(1) << k;
   }
-  variant.dynamic = dynamic_inputs(iter, spec, variant.scalar_mask);
+  variant.dynamic = dynamic_operands(iter, spec, variant.scalar_mask);
   // A dynamic operand's element size is not compiled in: its steps come from the descriptor.
   if (variant.dynamic) variant.dense = variant.broadcast = 0;
   const runtime::DeviceProperties& props = device.properties();
@@ -208,9 +207,11 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   variant.raw = spec.raw;
   variant.compute = static_cast<int8_t>(spec.compute);
   // A CPU scalar travels as bits of the compute type, whatever its own dtype (a Python float is a
-  // double, an int an int64): programs do not depend on it.
+  // double, an int an int64), and a dynamic operand's dtype is a run-time value: programs do not
+  // depend on either.
   for (int k = 0; k < nargs; ++k)
-    variant.dtypes[k] = static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
+    if (!((variant.dynamic >> k) & 1))
+      variant.dtypes[k] = static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
   runtime::Kernel& kernel = kernel_for(device, spec, variant);
   const uint64_t scalar_mask = variant.scalar_mask;
   const bool chunked = variant.chunked;
@@ -223,7 +224,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
       desc[scalars_at + k] = scalar_bits(iter, k, spec.compute);
       continue;  // buffer filled in below with a valid placeholder
     }
-    if ((variant.dynamic >> k) & 1) desc[scalars_at + k] = dynamic_code(iter.dtype(k));
+    if ((variant.dynamic >> k) & 1) desc[scalars_at + k] = dtype_code(iter.dtype(k));
     runtime::BufferRef ref = device.memory().resolve(iter.data_ptr(k));
     buffers[k] = ref.mem;
     offsets[k] = ref.offset;

@@ -6,9 +6,9 @@
 // of consecutive elements per work-item, see CHUNK in common.clh). A kernel is instantiated per operand dtype:
 // the launcher defines T0 (the output), T1.. (the inputs) and CT (the compute type) as dtype
 // tokens, so mixed-dtype operands are converted as they are loaded; for kernels with
-// dynamic_inputs, a mixed input's dtype is a run-time value instead (CUDA's dynamic casting), so
-// one program serves every mix. An input that is a CPU scalar (a Python number) travels inside
-// the IterDesc.
+// dynamic_dtypes, the dtypes of a small iteration's operands and of mixed inputs are run-time
+// values instead (CUDA's dynamic casting), so one program serves them all. An input that is a CPU
+// scalar (a Python number) travels inside the IterDesc.
 //
 // Kernels take (IterDesc, then a buffer and a byte offset per operand, outputs first, then any
 // extra arguments).
@@ -25,6 +25,10 @@ namespace drawbridge::kernels {
 
 constexpr int kMaxDims = 10;      // matches MAX_DIMS in common.clh
 constexpr int kMaxOperands = 10;  // the most operands common.clh's element_offsets takes
+// Launches of at most this many elements whose inputs are not of the compute type's dtype read and
+// write every operand through a run-time dtype, where their kernels allow it
+// (KernelSpec::dynamic_dtypes, the reductions).
+constexpr uint64_t kSmallIteration = 2048;
 
 struct KernelSpec {
   const char* file;            // under csrc/kernels/cl
@@ -32,10 +36,15 @@ struct KernelSpec {
   c10::ScalarType compute;     // what the kernel computes in (CT); Half/BFloat16 compute in Float
   std::string options = {};    // further -D options
   bool raw = false;            // operands are raw bits (r8..r128) of their element size
-  // Inputs of differing dtypes are read through a dtype given at run time (common.clh's
-  // DYNAMIC_MASK), so one program serves every mix. Only for kernels that read their inputs
-  // through INPUT(k) alone (not INPUT_RAW or the operand's type).
-  bool dynamic_inputs = false;
+  // Operands may be read and written through a dtype given at run time (token dyn<k> of
+  // common.clh): every operand of a small iteration (kSmallIteration) whose inputs are not all of
+  // the compute type's dtype, and inputs of differing dtypes. Only for kernels that touch operand k through its token T<k> alone
+  // (INPUT, OUTPUT, LOAD/STORE with T<k>) in the kernel body, never through its C type or its
+  // element size, and whose work is more than loads (a dynamic load is a switch).
+  bool dynamic_dtypes = false;
+  // Elements behind each element of the iteration (a row kernel walks a whole row), for what counts
+  // as a small iteration.
+  uint64_t row_length = 1;
 };
 
 // The type a kernel computes in for values of `type`, as PyTorch's opmath_type.

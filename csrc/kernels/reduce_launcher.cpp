@@ -22,6 +22,7 @@ struct ReduceDesc {
   uint64_t outer_sizes[kMaxDims] = {}, inner_sizes[kMaxDims] = {};
   uint64_t out_strides[kMaxDims] = {}, out2_strides[kMaxDims] = {};
   uint64_t in_outer_strides[kMaxDims] = {}, in_inner_strides[kMaxDims] = {};
+  uint64_t dtype_codes = 0;
 };
 
 // Work-groups narrower than this leave a GPU's SIMD lanes idle anyway (a warp is 32 wide, an AMD
@@ -100,11 +101,17 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   d.chunks = d.chunk ? (d.inner + d.chunk - 1) / d.chunk : 1;
   if (d.chunks == 0) d.chunks = 1;
 
-  const char* out_token = dtype_token(iter.dtype(0));
-  const char* in_token = dtype_token(iter.dtype(input));
   const char* ct_token = dtype_token(spec.compute);
-  TORCH_CHECK_NOT_IMPLEMENTED(out_token && in_token && ct_token, spec.name, " on ocl does not support dtype ",
-                              iter.dtype(input));
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype_token(iter.dtype(0)) && dtype_token(iter.dtype(input)) && ct_token, spec.name,
+                              " on ocl does not support dtype ", iter.dtype(input));
+  // Small reductions of an input not in the compute type's dtype (float16, bfloat16, the integers
+  // a sum widens) read and write through run-time dtypes (common.clh's dyn<k>): one program per
+  // reduction and compute type. An input of the compute type's dtype keeps the static program its
+  // longer reductions use.
+  const bool dynamic = static_cast<uint64_t>(iter.numel()) <= kSmallIteration && iter.dtype(input) != spec.compute;
+  if (dynamic) d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
+  const std::string out_token = dynamic ? "dyn0" : dtype_token(iter.dtype(0));
+  const std::string in_token = dynamic ? "dyn1" : dtype_token(iter.dtype(input));
   // A program per reduction: the whole file's took PoCL 1.5 to 2.4 s to build, one reduction's 0.2
   // to 0.3, and a process rarely runs more than two of them on one dtype.
   std::string options = std::string(" -DONE_FAMILY -DKEEP_r_") + spec.name + "=KEEP_PROBE -DNARGS=1 -DWG=" +
@@ -116,7 +123,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
     const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(spec.compute)));
-    if (iter.dtype(input) == spec.compute && width > 1) options += " -DVECTOR_WIDTH=" + std::to_string(width);
+    if (!dynamic && iter.dtype(input) == spec.compute && width > 1) options += " -DVECTOR_WIDTH=" + std::to_string(width);
   }
   options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
   auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };

@@ -127,7 +127,9 @@ void run_in(const char* file, const char* op, at::TensorIterator& iter, Dtypes d
   c10::ScalarType compute = iter.common_dtype();
   const char* kernel = pick_kernel(op, compute, dtypes, float_kernel, int_kernel);
   kernels::KernelSpec spec{file, kernel, kernels::compute_type(compute)};
-  spec.dynamic_inputs = true;  // the binary kernels read their inputs through INPUT alone
+  // The binary kernels touch their operands through INPUT and OUTPUT alone; nextafter steps in the
+  // output's own bits, which its program compiles in.
+  spec.dynamic_dtypes = std::strcmp(kernel, "b_nextafter") != 0;
   if (iter.numel() > 0 && checks_divisor(kernel, compute)) {
     cl_mem error = core::checked_device(iter.device(0).index()).error_flag();
     kernels::launch_pointwise(iter, spec, extra..., error);

@@ -57,7 +57,9 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
     dst.copy_(src.cpu().to(dst_type));
     return;
   }
-  kernels::launch_pointwise(iter, {"copy.cl", "copy", kernels::compute_type(dst_type)});
+  kernels::KernelSpec spec{"copy.cl", "copy", kernels::compute_type(dst_type)};
+  spec.dynamic_dtypes = true;
+  kernels::launch_pointwise(iter, spec);
 }
 
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {

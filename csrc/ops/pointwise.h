@@ -26,14 +26,16 @@ struct ElementBits {
 };
 ElementBits element_bits(const c10::Scalar& value, c10::ScalarType type, bool checked = true);
 
-// Runs kernel `name` of cl/`file` over iter. The compute type defaults to that of the iterator's
-// common dtype.
+// Runs kernel `name` of cl/`file` over iter, a kernel that may take run-time operand dtypes
+// (KernelSpec::dynamic_dtypes). The compute type defaults to that of the iterator's common dtype.
 template <typename... Extra>
 void run_pointwise(at::TensorIteratorBase& iter, const char* file, const char* name,
                    std::optional<c10::ScalarType> compute, const Extra&... extra) {
   if (iter.numel() == 0) return;
   c10::ScalarType ct = kernels::compute_type(compute ? *compute : iter.common_dtype());
-  kernels::launch_pointwise(iter, {file, name, ct}, extra...);
+  kernels::KernelSpec spec{file, name, ct};
+  spec.dynamic_dtypes = true;
+  kernels::launch_pointwise(iter, spec, extra...);
 }
 
 }  // namespace drawbridge::ops

@@ -42,7 +42,10 @@ void launch_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const c
   args.push_back({sizeof(cl_ulong), &length});
   for (const cl_ulong& s : steps) args.push_back({sizeof(cl_ulong), &s});
   (args.push_back({sizeof(Extra), &extra}), ...);
-  kernels::launch_pointwise_impl(iter, {"row.cl", kernel, compute}, args);
+  kernels::KernelSpec spec{"row.cl", kernel, compute};
+  spec.dynamic_dtypes = true;  // every row kernel touches its operands through their tokens
+  spec.row_length = static_cast<uint64_t>(n);
+  kernels::launch_pointwise_impl(iter, spec, args);
 }
 
 // Whether each tensor's rows along dim are runs of contiguous elements one after another: the

@@ -4,8 +4,8 @@
 // The launcher splits at::TensorIterator's dimensions into "outer" ones (one output element per
 // index) and "inner" ones (reduced). With chunks > 1 each chunk writes its accumulator to a
 // scratch buffer and a second launch (r_<name>_merge) merges them; otherwise a work-group writes
-// the result. T0 is the output, T1 the input, CT the type elements are accumulated in; a second
-// output (indices, int64) is written by ops that return one.
+// the result. T0 is the output, T1 the input (either may be dynamic, common.clh), CT the type
+// elements are accumulated in; a second output (indices, int64) is written by ops that return one.
 // On CPU devices (DENSE_RUN=1) a work-group is one work-item that walks its chunk in order, so
 // memory is read sequentially; GPUs interleave the work-items of a group for coalesced loads.
 #ifndef DENSE_RUN
@@ -40,7 +40,10 @@ typedef struct {
   ulong out2_strides[MAX_DIMS];
   ulong in_outer_strides[MAX_DIMS];
   ulong in_inner_strides[MAX_DIMS];
+  ulong dtype_codes;  // of the output and the input, where their tokens are dynamic (common.clh)
 } ReduceDesc;
+#undef DYNAMIC_CODE
+#define DYNAMIC_CODE PACKED_DYNAMIC_CODE
 
 
 inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong* strides) {
@@ -77,7 +80,7 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
     for (; start + LANE_COUNT <= end; start += LANE_COUNT) {                                        \
       _Pragma("unroll") for (int u = 0; u < LANE_COUNT; ++u) {                                      \
         ulong k = start + u, j = origin + k;                                                        \
-        ct x = TO(CT, LOAD(T1, in + k * sizeof(ST(T1))));                                           \
+        ct x = TO(CT, LOAD(T1, in + k * ELEMENT_SIZE(T1, 1)));                                           \
         acc_t acc = lanes[u];                                                                       \
         ACCUMULATE;                                                                                 \
         lanes[u] = acc;                                                                             \
@@ -85,7 +88,7 @@ inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong
     }                                                                                               \
     for (ulong k = start; k < end; ++k) {                                                           \
       ulong j = origin + k;                                                                         \
-      ct x = TO(CT, LOAD(T1, in + k * sizeof(ST(T1))));                                             \
+      ct x = TO(CT, LOAD(T1, in + k * ELEMENT_SIZE(T1, 1)));                                             \
       ACCUMULATE;                                                                                   \
     }                                                                                               \
     MERGE_PAIRWISE(acc_t, lanes, LANE_COUNT, MERGE);                                                \
@@ -198,6 +201,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
 #define REDUCTION_1(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN)                              \
   inline void name##_store(const ReduceDesc* d, ulong o, acc_t acc, ct p, __global char* out,           \
                            __global char* out2) {                                                      \
+    const ulong dtype_codes = d->dtype_codes;                                                          \
     ulong oo = offset_of(o, d->outer_ndim, d->outer_sizes, d->out_strides);                            \
     STORE(T0, out + oo, TO(T0, PROJECT));                                                              \
     if (HAS_INDEX) {                                                                                   \
@@ -224,6 +228,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
                          ulong out2_off, __global char* in_base, ulong in_off, __global char* part_base,  \
                          ulong part_off, ulong p_bits) {                                                 \
     __local acc_t scratch[WG];                                                                         \
+    const ulong dtype_codes = d.dtype_codes;                                                           \
     ct p = bits_to_ct(p_bits);                                                                         \
     ulong g = get_group_id(0);                                                                         \
     ulong c = g % d.chunks, first = (g / d.chunks) * d.per_group;                                      \
@@ -232,7 +237,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     __global char* in = in_base + in_off + offset_of(o, d.outer_ndim, d.outer_sizes, d.in_outer_strides); \
     ulong begin = c * d.chunk, end = min(d.inner, begin + d.chunk);                                    \
     acc_t acc = INIT;                                                                                  \
-    if (DENSE_RUN && end > begin && d.in_inner_strides[0] == sizeof(ST(T1)) &&                         \
+    if (DENSE_RUN && end > begin && d.in_inner_strides[0] == ELEMENT_SIZE(T1, 1) &&                         \
         (d.inner_ndim == 1 || d.inner_sizes[0] >= LANES_OF(acc_t))) {                                  \
       /* Each row of the innermost reduced dim (contiguous) in [begin, end) is a dense run: vector */  \
       /* loads, and many accumulators merged pairwise round less than one running sum. */            \
@@ -284,6 +289,7 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
   /* reading COLS consecutive values at each step. */                                                 \
   __kernel void name##_cols(ReduceDesc d, __global char* out_base, ulong out_off, __global char* out2_base, \
                                 ulong out2_off, __global char* in_base, ulong in_off, ulong p_bits) {   \
+    const ulong dtype_codes = d.dtype_codes;                                                           \
     ct p = bits_to_ct(p_bits);                                                                         \
     ulong row = d.outer_sizes[0], blocks = (row + COLS - 1) / COLS;                                    \
     ulong g = get_global_id(0), first = (g / blocks) * row + (g % blocks) * COLS;                      \
@@ -296,14 +302,14 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
       __global char* line = in + offset_of(j, d.inner_ndim, d.inner_sizes, d.in_inner_strides);       \
       if (count == COLS) {                                                                             \
         _Pragma("unroll") for (int u = 0; u < COLS; ++u) {                                                               \
-          ct x = TO(CT, LOAD(T1, line + u * sizeof(ST(T1))));                                          \
+          ct x = TO(CT, LOAD(T1, line + u * ELEMENT_SIZE(T1, 1)));                                          \
           acc_t acc = lanes[u];                                                                        \
           ACCUMULATE;                                                                                  \
           lanes[u] = acc;                                                                              \
         }                                                                                              \
       } else {                                                                                         \
         for (ulong u = 0; u < count; ++u) {                                                            \
-          ct x = TO(CT, LOAD(T1, line + u * sizeof(ST(T1))));                                          \
+          ct x = TO(CT, LOAD(T1, line + u * ELEMENT_SIZE(T1, 1)));                                          \
           acc_t acc = lanes[u];                                                                        \
           ACCUMULATE;                                                                                  \
           lanes[u] = acc;                                                                              \
