@@ -43,7 +43,7 @@ typedef struct {
   ulong dtype_codes;  // of the output and the input, where their tokens are dynamic (common.clh)
 } ReduceDesc;
 #undef DYNAMIC_CODE
-#define DYNAMIC_CODE PACKED_DYNAMIC_CODE
+#define DYNAMIC_CODE(k) ((dtype_codes >> (4 * (k))) & 15)
 
 
 inline ulong offset_of(ulong linear, ulong ndim, const ulong* sizes, const ulong* strides) {
