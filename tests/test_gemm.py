@@ -211,14 +211,15 @@ def test_offsets_of_every_alignment():
 
 
 @pytest.mark.skipif(not CPU_CLASS, reason="the packed kernels serve CPU-class devices")
-@pytest.mark.parametrize("dtype", [d for d in dtypes() if d in (torch.float32, torch.float64)], ids=str)
+@pytest.mark.parametrize("dtype", dtypes(), ids=str)
 def test_products_past_the_scratch_limit_run_in_slices(dtype):
     """With the panels' scratch capped, a batch is multiplied a few matrices at a time and a long
     depth in slices that add up (beta applies once): every path of the slicing, against the CPU."""
     from drawbridge import _C
 
     gen = torch.Generator().manual_seed(6)
-    cases = [(1, 50, 70, 3000, "transposed", "contiguous"),  # depth slices of one matrix
+    cases = [(1, 50, 70, 3000, "transposed", "contiguous"),  # depth slices of one matrix (A packed)
+             (1, 50, 70, 3000, "wide", "transposed"),        # the same with A read in place
              (7, 33, 49, 20, "contiguous", "broadcast"),     # batch slices
              (3, 9, 97, 700, "batch_slice", "transposed")]   # both, on three matrices
     try:

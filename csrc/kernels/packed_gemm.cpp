@@ -77,30 +77,38 @@ struct Real {
 class PackedProduct {
  public:
   PackedProduct(runtime::Device& device, cl_command_queue q, c10::ScalarType type)
-      : device_(device), q_(q), bytes_(real_bytes(type)), tile_(tile_for(device, bytes_)),
-        options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
+      : device_(device), q_(q), bytes_(real_bytes(type)), storage_bytes_(c10::elementSize(type)),
+        tile_(tile_for(device, bytes_)), options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
 
   // B is `b`, or with b_packed its panels, made by the caller for the whole depth.
   void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const BlasMatrix* b,
            const runtime::BufferRef* b_packed, double beta, const BlasMatrix& c, size_t batch) {
-    const size_t rows_a = panels(m, tile_.mr) * tile_.mr, rows_b = panels(n, tile_.cols()) * tile_.cols();
-    const size_t bytes_per_depth = (rows_a + (b_packed ? 0 : rows_b)) * bytes_;
+    // A whose rows are contiguous is read in place; a transposed one is packed, since reading its
+    // MR rows in place strides the depth by a whole row (half the speed at 2048 x 2048).
+    const bool pack_a = a.transposed;
+    const size_t rows_a = pack_a ? panels(m, tile_.mr) * tile_.mr : 0, rows_b = panels(n, tile_.cols()) * tile_.cols();
+    const size_t bytes_per_depth = rows_a * storage_bytes_ + (b_packed ? 0 : rows_b * bytes_);
     const size_t limit = scratch_bytes_for_testing.load() ? scratch_bytes_for_testing.load() : kScratchBytes;
     // Whole matrices in slices of the batch while they fit; else one matrix in slices of the depth.
-    const size_t depth_slice = b_packed ? k : std::clamp<size_t>(limit / bytes_per_depth, 1, k);
-    const size_t batch_slice = depth_slice < k ? 1 : std::clamp<size_t>(limit / (bytes_per_depth * k), 1, batch);
-    c10::DataPtr a_scratch = core::device_allocator().allocate(rows_a * depth_slice * batch_slice * bytes_);
-    c10::DataPtr b_scratch = core::device_allocator().allocate(b_packed ? 0 : rows_b * depth_slice * batch_slice * bytes_);
-    const runtime::BufferRef a_panels = device_.memory().resolve(a_scratch.get());
+    const size_t depth_slice =
+        b_packed || bytes_per_depth == 0 ? k : std::clamp<size_t>(limit / bytes_per_depth, 1, k);
+    const size_t batch_slice = bytes_per_depth == 0 ? batch
+                               : depth_slice < k    ? 1
+                                                    : std::clamp<size_t>(limit / (bytes_per_depth * k), 1, batch);
+    c10::DataPtr a_scratch = core::device_allocator().allocate(rows_a * depth_slice * batch_slice * storage_bytes_);
+    c10::DataPtr b_scratch =
+        core::device_allocator().allocate(b_packed ? 0 : rows_b * depth_slice * batch_slice * bytes_);
+    const runtime::BufferRef a_panels = pack_a ? device_.memory().resolve(a_scratch.get()) : runtime::BufferRef{};
     runtime::BufferRef b_panels = b_packed ? *b_packed : device_.memory().resolve(b_scratch.get());
     for (size_t b0 = 0; b0 < batch; b0 += batch_slice) {
       const size_t batches = std::min(batch_slice, batch - b0);
       for (size_t d0 = 0; d0 < k; d0 += depth_slice) {
         const size_t depth = std::min(depth_slice, k - d0);
-        pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels);
-        if (!b_packed) pack("pack_b_panels", b_source(*b), b0, batches, n, d0, depth, tile_.cols(), b_panels);
+        if (pack_a) pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels, storage_bytes_);
+        if (!b_packed) pack("pack_b_panels", b_source(*b), b0, batches, n, d0, depth, tile_.cols(), b_panels, bytes_);
+        const ARows a_rows = pack_a ? packed_rows(a_panels, m, depth) : rows_in_place(a, b0, d0);
         // Later slices of the depth add to what the first wrote.
-        multiply(m, n, depth, alpha, a_panels, b_panels, d0 == 0 ? beta : 1.0, c, b0, batches);
+        multiply(m, n, depth, alpha, a_rows, b_panels, d0 == 0 ? beta : 1.0, c, b0, batches);
       }
       if (b_packed) b_panels.offset += batches * rows_b * k * bytes_;
     }
@@ -110,9 +118,9 @@ class PackedProduct {
   Real real(double v) const { return {v, float(v), double_}; }
 
   void pack(const char* name, const PanelSource& src, size_t first_batch, size_t batches, size_t rows, size_t depth0,
-            size_t depth, size_t per_panel, const runtime::BufferRef& dst) {
+            size_t depth, size_t per_panel, const runtime::BufferRef& dst, size_t dst_bytes) {
     runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, name);
-    const cl_ulong offset = src.x.offset + first_batch * src.x.batch_stride, dst_offset = dst.offset / bytes_;
+    const cl_ulong offset = src.x.offset + first_batch * src.x.batch_stride, dst_offset = dst.offset / dst_bytes;
     const cl_long batch_stride = cl_long(src.x.batch_stride);
     const int rows_i = int(rows), depth0_i = int(depth0), depth_i = int(depth);
     const size_t group = std::min(kPackGroup, kernel.max_work_group_size);
@@ -125,28 +133,58 @@ class PackedProduct {
     runtime::launch_nd(kernel, q_, 3, global, local, args, std::size(args));
   }
 
-  void multiply(size_t m, size_t n, size_t depth, double alpha, const runtime::BufferRef& a_panels,
-                const runtime::BufferRef& b_panels, double beta, const BlasMatrix& c, size_t first_batch,
-                size_t batches) {
+  // Where the product reads A's rows (packed_gemm's a arguments, in elements).
+  struct ARows {
+    cl_mem buffer;
+    cl_ulong offset;
+    cl_long panel_stride, row_stride, depth_stride, batch_stride;
+  };
+
+  // The panels of pack_a_panels: MR rows per panel, contiguous at each depth.
+  ARows packed_rows(const runtime::BufferRef& a_panels, size_t m, size_t depth) const {
+    const cl_long panel = cl_long(depth * tile_.mr);
+    return {a_panels.mem, a_panels.offset / storage_bytes_, panel, 1, cl_long(tile_.mr),
+            cl_long(panels(m, tile_.mr)) * panel};
+  }
+
+  // A itself from matrix first_batch and depth depth0 on; its rows are contiguous.
+  ARows rows_in_place(const BlasMatrix& a, size_t first_batch, size_t depth0) const {
+    return {a.buffer, a.offset + first_batch * a.batch_stride + depth0, cl_long(tile_.mr * a.ld), cl_long(a.ld), 1,
+            cl_long(a.batch_stride)};
+  }
+
+  void multiply(size_t m, size_t n, size_t depth, double alpha, const ARows& a, const runtime::BufferRef& b_panels,
+                double beta, const BlasMatrix& c, size_t first_batch, size_t batches) {
     runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, "packed_gemm");
     const int m_i = int(m), n_i = int(n), depth_i = int(depth);
     const Real alpha_r = real(alpha), beta_r = real(beta);
-    const cl_ulong a_offset = a_panels.offset / bytes_, b_offset = b_panels.offset / bytes_;
+    const cl_ulong b_offset = b_panels.offset / bytes_;
     const cl_ulong c_offset = c.offset + first_batch * c.batch_stride;
     const cl_long c_row = cl_long(c.ld), c_batch = cl_long(c.batch_stride);
     const size_t global[] = {panels(m, tile_.mr), panels(n, tile_.cols()), batches}, local[] = {1, 1, 1};
     const runtime::KernelArg args[] = {
         {sizeof(int), &m_i},           {sizeof(int), &n_i},           {sizeof(int), &depth_i},
-        alpha_r.arg(),                 beta_r.arg(),                  {sizeof(cl_mem), &a_panels.mem},
-        {sizeof(cl_ulong), &a_offset}, {sizeof(cl_mem), &b_panels.mem}, {sizeof(cl_ulong), &b_offset},
-        {sizeof(cl_mem), &c.buffer},   {sizeof(cl_ulong), &c_offset}, {sizeof(cl_long), &c_row},
+        alpha_r.arg(),
+        beta_r.arg(),
+        {sizeof(cl_mem), &a.buffer},
+        {sizeof(cl_ulong), &a.offset},
+        {sizeof(cl_long), &a.panel_stride},
+        {sizeof(cl_long), &a.row_stride},
+        {sizeof(cl_long), &a.depth_stride},
+        {sizeof(cl_long), &a.batch_stride},
+        {sizeof(cl_mem), &b_panels.mem},
+        {sizeof(cl_ulong), &b_offset},
+        {sizeof(cl_mem), &c.buffer},
+        {sizeof(cl_ulong), &c_offset},
+        {sizeof(cl_long), &c_row},
         {sizeof(cl_long), &c_batch}};
     runtime::launch_nd(kernel, q_, 3, global, local, args, std::size(args));
   }
 
   runtime::Device& device_;
   cl_command_queue q_;
-  size_t bytes_;  // of the panels' elements (REAL)
+  size_t bytes_;          // of B's panels' elements (REAL)
+  size_t storage_bytes_;  // of A's, B's and C's (and of A's panels)
   Tile tile_;
   std::string options_;
   bool double_;

@@ -1,7 +1,7 @@
 // GEMM for CPU-class devices (cl/packed_gemm.cl). CLBlast's kernels are written and tuned for
 // GPUs: on a CPU device (PoCL) its best parameters reached about a third of the host BLAS. Here
-// both operands are packed into contiguous panels and each work-item keeps a tile of C in the
-// vector registers, as a CPU BLAS does. GPU-class devices keep CLBlast.
+// B (and a transposed A) is packed into contiguous panels and each work-item keeps a tile of C in
+// the vector registers, as a CPU BLAS does. GPU-class devices keep CLBlast.
 #pragma once
 
 #include <c10/core/ScalarType.h>

@@ -1,9 +1,10 @@
-// GEMM for CPU-class devices (kernels/packed_gemm.cpp): both operands are first packed into
-// panels that the product then reads as contiguous streams, and each work-item keeps an
-// MR x (NV * VW) tile of C in vector registers. Built with -DREAL (float or double), -DMR, -DNV
-// and -DVW (REALs per SIMD register) chosen from the device's vector unit, and for float16 or
-// bfloat16 operands -DSTORAGE_F16 or -DSTORAGE_BF16: A, B and C are stored in 16 bits, packed
-// into float panels and C rounded once (to nearest even), so that no widened copies are made.
+// GEMM for CPU-class devices (kernels/packed_gemm.cpp): B, and A when it is transposed, are first
+// packed into panels that the product then reads as contiguous streams (an A of contiguous rows
+// is read in place), and each work-item keeps an MR x (NV * VW) tile of C in vector registers.
+// Built with -DREAL (float or double), -DMR, -DNV and -DVW (REALs per SIMD register) chosen from
+// the device's vector unit, and for float16 or bfloat16 operands -DSTORAGE_F16 or -DSTORAGE_BF16:
+// A, B and C are stored in 16 bits, B packed into float panels and C rounded once (to nearest
+// even), so that no widened copies are made.
 #define TILE_N (NV * VW)
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -13,12 +14,14 @@
 // LOAD_S/STORE_S: one element of A, B or C as REAL; VLOAD_S/VSTORE_S: VW of them.
 #if defined(STORAGE_F16)
 typedef half storage;
+typedef ushort storage_bits;  // half holds no values without cl_khr_fp16; its bits move as ushort
 #define LOAD_S(p, i) vload_half((i), (p))
 #define STORE_S(p, i, v) vstore_half_rte((v), (i), (p))
 #define VLOAD_S(p) CAT(vload_half, VW)(0, (p))
 #define VSTORE_S(p, v) CAT(CAT(vstore_half, VW), _rte)((v), 0, (p))
 #elif defined(STORAGE_BF16)
 typedef ushort storage;
+typedef ushort storage_bits;
 #define LOAD_S(p, i) bf16_to_float((p)[i])
 #define STORE_S(p, i, v) ((p)[i] = float_to_bf16(v))
 #define VLOAD_S(p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(0, (p))) << 16)
@@ -31,6 +34,7 @@ inline CAT(ushort, VW) bf16_vector(VEC f) {
 }
 #else
 typedef REAL storage;
+typedef REAL storage_bits;
 #define LOAD_S(p, i) ((p)[i])
 #define STORE_S(p, i, v) ((p)[i] = (v))
 #define VLOAD_S(p) VLOAD(0, (p))
@@ -41,35 +45,43 @@ typedef REAL storage;
 // x[offset + batch * batch_stride + r * row_stride + d * depth_stride]: panel p holds, for each
 // d of the depth slice [depth0, depth0 + depth), its rows p * R ... contiguously, zero past the
 // last row so that the product needs no edge cases. One work-item per (d, panel, batch);
-// adjacent work-items read adjacent depths. pack_a_panels makes A's panels (R = MR),
-// pack_b_panels those of B^T (R = TILE_N); R known at compile time unrolls the copy.
-#define PACK_PANELS(name, R)                                                                                         \
+// adjacent work-items read adjacent depths. pack_a_panels makes A's panels (R = MR) in A's own
+// storage type (its bits), which the product reads as it reads A in place; pack_b_panels those of B^T
+// (R = TILE_N), widened to REAL. R known at compile time unrolls the copy.
+#define PACK_PANELS(name, R, PANEL, LOAD)                                                                            \
   __kernel void name(__global const storage* x, ulong offset, long row_stride, long depth_stride, long batch_stride, \
-                     int rows, int depth0, int depth, __global REAL* panels, ulong panels_offset) {                  \
+                     int rows, int depth0, int depth, __global PANEL* panels, ulong panels_offset) {                 \
     const int d = get_global_id(0), panel = get_global_id(1);                                                        \
     const long batch = get_global_id(2);                                                                             \
     if (d >= depth) return;                                                                                          \
     const int panel_count = (rows + (R) - 1) / (R);                                                                  \
     __global const storage* src = x + offset + batch * batch_stride + (long)(depth0 + d) * depth_stride;             \
-    __global REAL* dst = panels + panels_offset + ((batch * panel_count + panel) * (long)depth + d) * (R);           \
+    __global PANEL* dst = panels + panels_offset + ((batch * panel_count + panel) * (long)depth + d) * (R);          \
     _Pragma("unroll") for (int i = 0; i < (R); ++i) {                                                                \
       const int r = panel * (R) + i;                                                                                 \
-      dst[i] = r < rows ? LOAD_S(src, (long)r * row_stride) : (REAL)0;                                               \
+      dst[i] = r < rows ? LOAD(src, (long)r * row_stride) : (PANEL)0;                                                \
     }                                                                                                                \
   }
-PACK_PANELS(pack_a_panels, MR)
-PACK_PANELS(pack_b_panels, TILE_N)
+#define LOAD_BITS(p, i) (((__global const storage_bits*)(p))[i])
+PACK_PANELS(pack_a_panels, MR, storage_bits, LOAD_BITS)
+PACK_PANELS(pack_b_panels, TILE_N, REAL, LOAD_S)
 
-// C = alpha * A @ B + beta * C over packed panels of A (MR rows each) and of B^T (TILE_N columns
-// each). C's element (i, j) is at c[offset + batch * batch_stride + i * row_stride + j]; beta == 0
-// never reads C.
-__kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const REAL* a_panels,
-                          ulong a_offset, __global const REAL* b_panels, ulong b_offset, __global storage* c,
+// C = alpha * A @ B + beta * C over A and packed panels of B^T (TILE_N columns each). A's element
+// (i, d) of row panel p (rows p * MR ...) is at a[a_offset + batch * a_batch_stride +
+// p * a_panel_stride + i * a_row_stride + d * a_depth_stride]: A's own storage when its rows are
+// contiguous (a work-item reads MR row streams in place), else A's packed panels. C's element
+// (i, j) is at c[offset + batch * batch_stride + i * row_stride + j]; beta == 0 never reads C.
+__kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const storage* a,
+                          ulong a_offset, long a_panel_stride, long a_row_stride, long a_depth_stride,
+                          long a_batch_stride, __global const REAL* b_panels, ulong b_offset, __global storage* c,
                           ulong c_offset, long c_row_stride, long c_batch_stride) {
   const int pm = get_global_id(0), pn = get_global_id(1);
   const long batch = get_global_id(2);
-  const int panels_m = (m + MR - 1) / MR, panels_n = (n + TILE_N - 1) / TILE_N;
-  __global const REAL* ap = a_panels + a_offset + (batch * panels_m + pm) * (long)depth * MR;
+  const int panels_n = (n + TILE_N - 1) / TILE_N;
+  // Rows past m read row m - 1: their results are never stored.
+  __global const storage* ar[MR];
+  _Pragma("unroll") for (int i = 0; i < MR; ++i)
+    ar[i] = a + a_offset + batch * a_batch_stride + pm * a_panel_stride + min(i, m - 1 - pm * MR) * a_row_stride;
   __global const REAL* bp = b_panels + b_offset + (batch * panels_n + pn) * (long)depth * TILE_N;
   // Constant trip counts unrolled: the accumulators must live in registers, not in memory.
   VEC acc[MR][NV];
@@ -77,8 +89,9 @@ __kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __glob
   for (int d = 0; d < depth; ++d) {
     VEC bv[NV];
     _Pragma("unroll") for (int v = 0; v < NV; ++v) bv[v] = VLOAD(v, bp + d * TILE_N);
+    const long ad = d * a_depth_stride;
     _Pragma("unroll") for (int i = 0; i < MR; ++i) {
-      const VEC ai = (VEC)(ap[d * MR + i]);
+      const VEC ai = (VEC)(LOAD_S(ar[i], ad));
       _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
     }
   }
