@@ -80,18 +80,20 @@ class PackedProduct {
       : device_(device), q_(q), bytes_(real_bytes(type)), storage_bytes_(c10::elementSize(type)),
         tile_(tile_for(device, bytes_)), options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
 
-  // B is `b`, or with b_packed its panels, made by the caller for the whole depth.
-  void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const BlasMatrix* b,
-           const runtime::BufferRef* b_packed, double beta, const BlasMatrix& c, size_t batch) {
+  // A is `a` (its buffer only, with a_windows: A is then read where they say, in place, the
+  // depth in one slice). B is `b`, or with b_packed its panels, made by the caller for the whole
+  // depth.
+  void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const ALayout* a_windows,
+           const BlasMatrix* b, const runtime::BufferRef* b_packed, double beta, const BlasMatrix& c, size_t batch) {
     // A whose rows are contiguous is read in place; a transposed one is packed, since reading its
     // MR rows in place strides the depth by a whole row (half the speed at 2048 x 2048).
-    const bool pack_a = a.transposed;
+    const bool pack_a = a.transposed && !a_windows;
     const size_t rows_a = pack_a ? panels(m, tile_.mr) * tile_.mr : 0, rows_b = panels(n, tile_.cols()) * tile_.cols();
     const size_t bytes_per_depth = rows_a * storage_bytes_ + (b_packed ? 0 : rows_b * bytes_);
     const size_t limit = scratch_bytes_for_testing.load() ? scratch_bytes_for_testing.load() : kScratchBytes;
     // Whole matrices in slices of the batch while they fit; else one matrix in slices of the depth.
     const size_t depth_slice =
-        b_packed || bytes_per_depth == 0 ? k : std::clamp<size_t>(limit / bytes_per_depth, 1, k);
+        b_packed || a_windows || bytes_per_depth == 0 ? k : std::clamp<size_t>(limit / bytes_per_depth, 1, k);
     const size_t batch_slice = bytes_per_depth == 0 ? batch
                                : depth_slice < k    ? 1
                                                     : std::clamp<size_t>(limit / (bytes_per_depth * k), 1, batch);
@@ -106,9 +108,13 @@ class PackedProduct {
         const size_t depth = std::min(depth_slice, k - d0);
         if (pack_a) pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels, storage_bytes_);
         if (!b_packed) pack("pack_b_panels", b_source(*b), b0, batches, n, d0, depth, tile_.cols(), b_panels, bytes_);
-        const ARows a_rows = pack_a ? packed_rows(a_panels, m, depth) : rows_in_place(a, b0, d0);
+        ALayout layout = a_windows ? *a_windows
+                         : pack_a  ? packed_rows(a_panels, m, depth)
+                                   : rows_in_place(a, d0, depth);
+        if (!pack_a) layout.offset += b0 * layout.batch_stride;
         // Later slices of the depth add to what the first wrote.
-        multiply(m, n, depth, alpha, a_rows, b_panels, d0 == 0 ? beta : 1.0, c, b0, batches);
+        multiply(m, n, depth, alpha, pack_a ? a_panels.mem : a.buffer, layout, b_panels, d0 == 0 ? beta : 1.0, c, b0,
+                 batches);
       }
       if (b_packed) b_panels.offset += batches * rows_b * k * bytes_;
     }
@@ -133,28 +139,21 @@ class PackedProduct {
     runtime::launch_nd(kernel, q_, 3, global, local, args, std::size(args));
   }
 
-  // Where the product reads A's rows (packed_gemm's a arguments, in elements).
-  struct ARows {
-    cl_mem buffer;
-    cl_ulong offset;
-    cl_long panel_stride, row_stride, depth_stride, batch_stride;
-  };
-
-  // The panels of pack_a_panels: MR rows per panel, contiguous at each depth.
-  ARows packed_rows(const runtime::BufferRef& a_panels, size_t m, size_t depth) const {
-    const cl_long panel = cl_long(depth * tile_.mr);
-    return {a_panels.mem, a_panels.offset / storage_bytes_, panel, 1, cl_long(tile_.mr),
+  // The panels of pack_a_panels: groups of MR rows, contiguous at each depth.
+  ALayout packed_rows(const runtime::BufferRef& a_panels, size_t m, size_t depth) const {
+    const cl_long mr = cl_long(tile_.mr), panel = cl_long(depth) * mr;
+    return {a_panels.offset / storage_bytes_, mr, mr, panel, 0, 1, cl_long(depth), 0, mr,
             cl_long(panels(m, tile_.mr)) * panel};
   }
 
-  // A itself from matrix first_batch and depth depth0 on; its rows are contiguous.
-  ARows rows_in_place(const BlasMatrix& a, size_t first_batch, size_t depth0) const {
-    return {a.buffer, a.offset + first_batch * a.batch_stride + depth0, cl_long(tile_.mr * a.ld), cl_long(a.ld), 1,
-            cl_long(a.batch_stride)};
+  // A itself, from depth depth0 on; its rows are contiguous.
+  static ALayout rows_in_place(const BlasMatrix& a, size_t depth0, size_t depth) {
+    return {a.offset + depth0, 1, 1, cl_long(a.ld), 0, 0, cl_long(depth), 0, 1, cl_long(a.batch_stride)};
   }
 
-  void multiply(size_t m, size_t n, size_t depth, double alpha, const ARows& a, const runtime::BufferRef& b_panels,
-                double beta, const BlasMatrix& c, size_t first_batch, size_t batches) {
+  void multiply(size_t m, size_t n, size_t depth, double alpha, cl_mem a, const ALayout& layout,
+                const runtime::BufferRef& b_panels, double beta, const BlasMatrix& c, size_t first_batch,
+                size_t batches) {
     runtime::Kernel& kernel = get_kernel(device_, "packed_gemm.cl", options_, "packed_gemm");
     const int m_i = int(m), n_i = int(n), depth_i = int(depth);
     const Real alpha_r = real(alpha), beta_r = real(beta);
@@ -166,12 +165,8 @@ class PackedProduct {
         {sizeof(int), &m_i},           {sizeof(int), &n_i},           {sizeof(int), &depth_i},
         alpha_r.arg(),
         beta_r.arg(),
-        {sizeof(cl_mem), &a.buffer},
-        {sizeof(cl_ulong), &a.offset},
-        {sizeof(cl_long), &a.panel_stride},
-        {sizeof(cl_long), &a.row_stride},
-        {sizeof(cl_long), &a.depth_stride},
-        {sizeof(cl_long), &a.batch_stride},
+        {sizeof(cl_mem), &a},
+        {sizeof(layout), &layout},
         {sizeof(cl_mem), &b_panels.mem},
         {sizeof(cl_ulong), &b_offset},
         {sizeof(cl_mem), &c.buffer},
@@ -190,6 +185,11 @@ class PackedProduct {
   bool double_;
 };
 
+void check_sizes(size_t m, size_t n, size_t k) {
+  TORCH_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX, "ocl GEMM: a matrix dimension past 2^31 (m=", m, " n=", n,
+              " k=", k, ")");
+}
+
 }  // namespace
 
 size_t packed_gemm_panel_columns(const runtime::Device& device, c10::ScalarType type) {
@@ -204,17 +204,23 @@ bool packed_gemm_serves(const runtime::Device& device, c10::ScalarType type) {
 void packed_gemm(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n, size_t k,
                  double alpha, const BlasMatrix& a, const BlasMatrix& b, double beta, const BlasMatrix& c,
                  size_t batch) {
-  TORCH_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX, "ocl GEMM: a matrix dimension past 2^31 (m=", m, " n=", n,
-              " k=", k, ")");
-  PackedProduct(device, q, type).run(m, n, k, alpha, a, &b, nullptr, beta, c, batch);
+  check_sizes(m, n, k);
+  PackedProduct(device, q, type).run(m, n, k, alpha, a, nullptr, &b, nullptr, beta, c, batch);
 }
 
 void packed_gemm_with_b_panels(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n,
                                size_t k, double alpha, const BlasMatrix& a, const runtime::BufferRef& b_panels,
                                double beta, const BlasMatrix& c, size_t batch) {
-  TORCH_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX, "ocl GEMM: a matrix dimension past 2^31 (m=", m, " n=", n,
-              " k=", k, ")");
-  PackedProduct(device, q, type).run(m, n, k, alpha, a, nullptr, &b_panels, beta, c, batch);
+  check_sizes(m, n, k);
+  PackedProduct(device, q, type).run(m, n, k, alpha, a, nullptr, nullptr, &b_panels, beta, c, batch);
+}
+
+void packed_gemm_with_a_layout(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n,
+                               size_t k, double alpha, cl_mem a, const ALayout& layout, const BlasMatrix& b,
+                               double beta, const BlasMatrix& c, size_t batch) {
+  check_sizes(m, n, k);
+  const BlasMatrix a_buffer{a, 0, 0, 0, false};
+  PackedProduct(device, q, type).run(m, n, k, alpha, a_buffer, &layout, &b, nullptr, beta, c, batch);
 }
 
 void set_packed_gemm_scratch_bytes_for_testing(size_t bytes) { scratch_bytes_for_testing.store(bytes); }

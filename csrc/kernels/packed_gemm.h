@@ -31,6 +31,24 @@ void packed_gemm_with_b_panels(runtime::Device& device, cl_command_queue q, c10:
                                size_t k, double alpha, const BlasMatrix& a, const runtime::BufferRef& b_panels,
                                double beta, const BlasMatrix& c, size_t batch);
 
+// Where the product reads an A that it does not pack (cl/packed_gemm.cl's ALayout, in elements):
+// element (r, d) of matrix b at offset + b * batch_stride + row(r) + depth(d), with
+//   row(r) = (r / row_group) * group_stride + (r % row_group / row_width) * row_y_stride
+//            + (r % row_width) * row_x_stride,
+//   depth(d) = (d / depth_width) * depth_y_stride + (d % depth_width) * depth_x_stride.
+// A convolution's columns are such an A: row (c, k_0, k_1) and depth (o_0, o_1) of a padded image.
+struct ALayout {
+  cl_ulong offset;
+  cl_long row_group, row_width, group_stride, row_y_stride, row_x_stride;
+  cl_long depth_width, depth_y_stride, depth_x_stride;
+  cl_long batch_stride;
+};
+
+// gemm()'s contract with A read from `a` where `layout` says (its depth in one slice).
+void packed_gemm_with_a_layout(runtime::Device& device, cl_command_queue q, c10::ScalarType type, size_t m, size_t n,
+                               size_t k, double alpha, cl_mem a, const ALayout& layout, const BlasMatrix& b,
+                               double beta, const BlasMatrix& c, size_t batch);
+
 // Caps the scratch memory of the packed panels (0: the default), so that the tests reach the
 // slicing of large products by batch and by depth with small ones.
 void set_packed_gemm_scratch_bytes_for_testing(size_t bytes);

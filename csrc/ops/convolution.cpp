@@ -5,12 +5,15 @@
 // receptive field into columns, CLBlast multiplies them by the weights, and col2im sums columns
 // back into an image. A transposed convolution is the adjoint of the ordinary one whose image is
 // its output, so the three products (correlate, its adjoint, its weight gradient) serve both.
-// On CPU-class devices correlate's im2col writes the packed GEMM's panels of B directly. A 1x1
+// On CPU-class devices correlate's im2col writes the packed GEMM's panels of B directly, and the
+// weight gradient of a 1-d or 2-d layer reads the windows of the padded image in place. A 1x1
 // convolution's image is its own columns; depthwise convolutions have direct kernels instead.
 // unfold/fold (im2col/col2im) are the same two maps.
+#include <array>
 #include <optional>
 #include <vector>
 
+#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
@@ -245,6 +248,57 @@ at::Tensor multiply_by_panels(const at::Tensor& a, int64_t products, const at::T
   return out;
 }
 
+// The weight gradient of a 1-d or 2-d convolution as (columns @ result^T)^T, per sample: the
+// columns are windows of the zero-padded image, which the packed product reads in place
+// (kernels/packed_gemm.h's ALayout), so they are never written: row (c, k_0, k_1) at channel c
+// shifted by the window offset, depth (o_0, o_1) the output positions. The padded copy is about
+// one image; the columns would be K of them.
+bool weight_grad_reads_windows(const at::Tensor& image, const ConvGeometry& g, ColumnLayout layout) {
+  return layout == ColumnLayout::per_sample && g.image.size() <= 2 && columns_as_panels(image, g, layout);
+}
+
+at::Tensor weight_grad_from_windows(const at::Tensor& image, const at::Tensor& result, const ConvGeometry& g) {
+  const size_t dims = g.image.size();
+  if (image.size(0) == 0) return at::zeros({result.size(1), image.size(1) * c10::multiply_integers(g.kernel)},
+                                           image.options().dtype(kernels::compute_type(image.scalar_type())));
+  std::vector<int64_t> pad;  // last dim first, as constant_pad_nd takes it
+  for (size_t d = dims; d-- > 0;) pad.insert(pad.end(), {g.padding[d], g.padding[d]});
+  const at::Tensor padded = at::constant_pad_nd(wide(image), pad, 0).contiguous();
+  const at::Tensor grad_out = wide(result).contiguous();
+  // Spatial dims right-aligned into two: a 1-d convolution is one line.
+  auto last2 = [&](const std::vector<int64_t>& v, int64_t fill) {
+    return std::array<int64_t, 2>{dims == 2 ? v[0] : fill, v[dims - 1]};
+  };
+  const auto window = last2(g.kernel, 1), stride = last2(g.stride, 1), dilation = last2(g.dilation, 1);
+  const auto out = last2(g.out_size, 1);
+  const int64_t width = padded.size(-1), plane = c10::multiply_integers(padded.sizes().slice(2));
+  const int64_t n = image.size(0), channels = image.size(1), out_channels = result.size(1);
+  const int64_t rows = channels * window[0] * window[1], positions = out[0] * out[1];
+  runtime::Device& device = core::checked_device(image.device().index());
+  const size_t bytes = padded.element_size();
+  const runtime::BufferRef x = device.memory().resolve(padded.const_data_ptr());
+  kernels::ALayout windows{};
+  windows.offset = x.offset / bytes;
+  windows.row_group = window[0] * window[1];  // rows (c, k_0, k_1): a channel's window offsets
+  windows.row_width = window[1];
+  windows.group_stride = plane;
+  windows.row_y_stride = dilation[0] * width;
+  windows.row_x_stride = dilation[1];
+  windows.depth_width = out[1];  // depth (o_0, o_1): the output positions
+  windows.depth_y_stride = stride[0] * width;
+  windows.depth_x_stride = stride[1];
+  windows.batch_stride = channels * plane;
+  const runtime::BufferRef dy = device.memory().resolve(grad_out.const_data_ptr());
+  const kernels::BlasMatrix b{dy.mem, dy.offset / bytes, size_t(positions), size_t(out_channels * positions), true};
+  at::Tensor grad = at::empty({n, rows, out_channels}, padded.options());
+  const runtime::BufferRef o = device.memory().resolve(grad.const_data_ptr());
+  const kernels::BlasMatrix c{o.mem, o.offset / bytes, size_t(out_channels), size_t(rows * out_channels), false};
+  c10::DeviceGuard guard(image.device());
+  kernels::packed_gemm_with_a_layout(device, core::current_queue(image.device().index()), padded.scalar_type(), rows,
+                                     out_channels, positions, 1.0, x.mem, windows, b, 0.0, c, n);
+  return grad.sum(0).t();
+}
+
 // weight (O, C * K) @ columns (C * K, L) for each sample, (N, O, L); or with the batch in the
 // columns, weight @ (C * K, N * L), (1, O, N * L).
 at::Tensor correlate_by_panels(const at::Tensor& input, const at::Tensor& weight, const ConvGeometry& g,
@@ -319,7 +373,9 @@ at::Tensor correlate_weight_grad(const at::Tensor& image, const at::Tensor& resu
                                  const ConvGeometry& g) {
   const ColumnLayout layout = conv_layout(g);
   at::Tensor grad;
-  if (columns_as_panels(image, g, layout)) {
+  if (weight_grad_reads_windows(image, g, layout)) {
+    grad = weight_grad_from_windows(image, result, g);
+  } else if (columns_as_panels(image, g, layout)) {
     grad = weight_grad_by_panels(image, result, g, layout);
   } else {
     at::Tensor cols = convolution_columns(wide(image), g, layout);

@@ -66,33 +66,51 @@ typedef REAL storage_bits;
 PACK_PANELS(pack_a_panels, MR, storage_bits, LOAD_BITS)
 PACK_PANELS(pack_b_panels, TILE_N, REAL, LOAD_S)
 
-// C = alpha * A @ B + beta * C over A and packed panels of B^T (TILE_N columns each). A's element
-// (i, d) of row panel p (rows p * MR ...) is at a[a_offset + batch * a_batch_stride +
-// p * a_panel_stride + i * a_row_stride + d * a_depth_stride]: A's own storage when its rows are
-// contiguous (a work-item reads MR row streams in place), else A's packed panels. C's element
-// (i, j) is at c[offset + batch * batch_stride + i * row_stride + j]; beta == 0 never reads C.
-__kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const storage* a,
-                          ulong a_offset, long a_panel_stride, long a_row_stride, long a_depth_stride,
-                          long a_batch_stride, __global const REAL* b_panels, ulong b_offset, __global storage* c,
-                          ulong c_offset, long c_row_stride, long c_batch_stride) {
+// Where the product reads A (kernels/packed_gemm.h: ALayout): element (r, d) of matrix b at
+// a[offset + b * batch_stride + row(r) + depth(d)], with
+//   row(r) = (r / row_group) * group_stride + (r % row_group / row_width) * row_y_stride
+//            + (r % row_width) * row_x_stride,
+//   depth(d) = (d / depth_width) * depth_y_stride + (d % depth_width) * depth_x_stride.
+// A plain matrix has one row per group and one line of depth; A's packed panels are groups of MR
+// rows; a convolution's columns are windows of its (padded) image, read in place.
+typedef struct {
+  ulong offset;
+  long row_group, row_width, group_stride, row_y_stride, row_x_stride;
+  long depth_width, depth_y_stride, depth_x_stride;
+  long batch_stride;
+} ALayout;
+
+// C = alpha * A @ B + beta * C over A (read where ALayout says) and packed panels of B^T (TILE_N
+// columns each). C's element (i, j) is at c[offset + batch * batch_stride + i * row_stride + j];
+// beta == 0 never reads C.
+__kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const storage* a, ALayout ad,
+                          __global const REAL* b_panels, ulong b_offset, __global storage* c, ulong c_offset,
+                          long c_row_stride, long c_batch_stride) {
   const int pm = get_global_id(0), pn = get_global_id(1);
   const long batch = get_global_id(2);
   const int panels_n = (n + TILE_N - 1) / TILE_N;
   // Rows past m read row m - 1: their results are never stored.
   __global const storage* ar[MR];
-  _Pragma("unroll") for (int i = 0; i < MR; ++i)
-    ar[i] = a + a_offset + batch * a_batch_stride + pm * a_panel_stride + min(i, m - 1 - pm * MR) * a_row_stride;
+  _Pragma("unroll") for (int i = 0; i < MR; ++i) {
+    const long r = min(pm * MR + i, m - 1), in_group = r % ad.row_group;
+    ar[i] = a + ad.offset + batch * ad.batch_stride + r / ad.row_group * ad.group_stride +
+            in_group / ad.row_width * ad.row_y_stride + in_group % ad.row_width * ad.row_x_stride;
+  }
   __global const REAL* bp = b_panels + b_offset + (batch * panels_n + pn) * (long)depth * TILE_N;
   // Constant trip counts unrolled: the accumulators must live in registers, not in memory.
   VEC acc[MR][NV];
   _Pragma("unroll") for (int i = 0; i < MR; ++i) _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = (VEC)(0);
-  for (int d = 0; d < depth; ++d) {
-    VEC bv[NV];
-    _Pragma("unroll") for (int v = 0; v < NV; ++v) bv[v] = VLOAD(v, bp + d * TILE_N);
-    const long ad = d * a_depth_stride;
-    _Pragma("unroll") for (int i = 0; i < MR; ++i) {
-      const VEC ai = (VEC)(LOAD_S(ar[i], ad));
-      _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
+  // The depth line by line of A (a plain matrix has one).
+  for (int d = 0, line = 0; d < depth; ++line) {
+    const long line_offset = line * ad.depth_y_stride;
+    for (int x = 0, end = min((long)depth, d + ad.depth_width); d < end; ++d, ++x) {
+      VEC bv[NV];
+      _Pragma("unroll") for (int v = 0; v < NV; ++v) bv[v] = VLOAD(v, bp + d * TILE_N);
+      const long at = line_offset + x * ad.depth_x_stride;
+      _Pragma("unroll") for (int i = 0; i < MR; ++i) {
+        const VEC ai = (VEC)(LOAD_S(ar[i], at));
+        _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
+      }
     }
   }
   __global storage* cb = c + c_offset + batch * c_batch_stride;
