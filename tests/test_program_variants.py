@@ -103,6 +103,9 @@ torch.manual_seed(0)
 for m, k, n in [(96, 64, 80), (130, 257, 40), (300, 75, 190), (64, 1000, 33)]:
     a, b = torch.randn(m, k), torch.randn(k, n)
     torch.testing.assert_close((a.to("ocl") @ b.to("ocl")).cpu(), a @ b, atol=1e-3, rtol=1e-4)
+    # A transposed: packed (an A of contiguous rows is read in place)
+    a_t = a.t().contiguous().to("ocl").t()
+    torch.testing.assert_close((a_t @ b.to("ocl")).cpu(), a @ b, atol=1e-3, rtol=1e-4)
 for count in (3, 20):  # 20 tensors take several launches, each numbering its items on
     xs = [torch.randn(7 + 50 * i) for i in range(count)]
     ys = [x.to("ocl") for x in xs]
