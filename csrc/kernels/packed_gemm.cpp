@@ -78,6 +78,7 @@ class PackedProduct {
  public:
   PackedProduct(runtime::Device& device, cl_command_queue q, c10::ScalarType type)
       : device_(device), q_(q), bytes_(real_bytes(type)), storage_bytes_(c10::elementSize(type)),
+        a_always_packed_(type == c10::kHalf), a_panel_bytes_(a_always_packed_ ? bytes_ : storage_bytes_),
         tile_(tile_for(device, bytes_)), options_(program_options(type, tile_)), double_(type == c10::kDouble) {}
 
   // A is `a` (its buffer only, with a_windows: A is then read where they say, in place, the
@@ -86,10 +87,12 @@ class PackedProduct {
   void run(size_t m, size_t n, size_t k, double alpha, const BlasMatrix& a, const ALayout* a_windows,
            const BlasMatrix* b, const runtime::BufferRef* b_packed, double beta, const BlasMatrix& c, size_t batch) {
     // A whose rows are contiguous is read in place; a transposed one is packed, since reading its
-    // MR rows in place strides the depth by a whole row (half the speed at 2048 x 2048).
-    const bool pack_a = a.transposed && !a_windows;
+    // MR rows in place strides the depth by a whole row (half the speed at 2048 x 2048), and so is
+    // a float16 one (cl/packed_gemm.cl: A_T).
+    TORCH_INTERNAL_ASSERT(!(a_windows && a_always_packed_), "packed GEMM: float16 A is always packed");
+    const bool pack_a = (a.transposed || a_always_packed_) && !a_windows;
     const size_t rows_a = pack_a ? panels(m, tile_.mr) * tile_.mr : 0, rows_b = panels(n, tile_.cols()) * tile_.cols();
-    const size_t bytes_per_depth = rows_a * storage_bytes_ + (b_packed ? 0 : rows_b * bytes_);
+    const size_t bytes_per_depth = rows_a * a_panel_bytes_ + (b_packed ? 0 : rows_b * bytes_);
     const size_t limit = scratch_bytes_for_testing.load() ? scratch_bytes_for_testing.load() : kScratchBytes;
     // Whole matrices in slices of the batch while they fit; else one matrix in slices of the depth.
     const size_t depth_slice =
@@ -97,7 +100,7 @@ class PackedProduct {
     const size_t batch_slice = bytes_per_depth == 0 ? batch
                                : depth_slice < k    ? 1
                                                     : std::clamp<size_t>(limit / (bytes_per_depth * k), 1, batch);
-    c10::DataPtr a_scratch = core::device_allocator().allocate(rows_a * depth_slice * batch_slice * storage_bytes_);
+    c10::DataPtr a_scratch = core::device_allocator().allocate(rows_a * depth_slice * batch_slice * a_panel_bytes_);
     c10::DataPtr b_scratch =
         core::device_allocator().allocate(b_packed ? 0 : rows_b * depth_slice * batch_slice * bytes_);
     const runtime::BufferRef a_panels = pack_a ? device_.memory().resolve(a_scratch.get()) : runtime::BufferRef{};
@@ -106,7 +109,7 @@ class PackedProduct {
       const size_t batches = std::min(batch_slice, batch - b0);
       for (size_t d0 = 0; d0 < k; d0 += depth_slice) {
         const size_t depth = std::min(depth_slice, k - d0);
-        if (pack_a) pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels, storage_bytes_);
+        if (pack_a) pack("pack_a_panels", a_source(a), b0, batches, m, d0, depth, tile_.mr, a_panels, a_panel_bytes_);
         if (!b_packed) pack("pack_b_panels", b_source(*b), b0, batches, n, d0, depth, tile_.cols(), b_panels, bytes_);
         ALayout layout = a_windows ? *a_windows
                          : pack_a  ? packed_rows(a_panels, m, depth)
@@ -142,7 +145,7 @@ class PackedProduct {
   // The panels of pack_a_panels: groups of MR rows, contiguous at each depth.
   ALayout packed_rows(const runtime::BufferRef& a_panels, size_t m, size_t depth) const {
     const cl_long mr = cl_long(tile_.mr), panel = cl_long(depth) * mr;
-    return {a_panels.offset / storage_bytes_, mr, mr, panel, 0, 1, cl_long(depth), 0, mr,
+    return {a_panels.offset / a_panel_bytes_, mr, mr, panel, 0, 1, cl_long(depth), 0, mr,
             cl_long(panels(m, tile_.mr)) * panel};
   }
 
@@ -179,7 +182,9 @@ class PackedProduct {
   runtime::Device& device_;
   cl_command_queue q_;
   size_t bytes_;          // of B's panels' elements (REAL)
-  size_t storage_bytes_;  // of A's, B's and C's (and of A's panels)
+  size_t storage_bytes_;  // of A's, B's and C's
+  bool a_always_packed_;
+  size_t a_panel_bytes_;  // of A's panels' elements (A_T)
   Tile tile_;
   std::string options_;
   bool double_;

@@ -1,6 +1,7 @@
-// GEMM for CPU-class devices (kernels/packed_gemm.cpp): B, and A when it is transposed, are first
-// packed into panels that the product then reads as contiguous streams (an A of contiguous rows
-// is read in place), and each work-item keeps an MR x (NV * VW) tile of C in vector registers.
+// GEMM for CPU-class devices (kernels/packed_gemm.cpp): B, and A when it is transposed (or
+// float16), are first packed into panels that the product then reads as contiguous streams (an A
+// of contiguous rows is read in place), and each work-item keeps an MR x (NV * VW) tile of C in
+// vector registers.
 // Built with -DREAL (float or double), -DMR, -DNV and -DVW (REALs per SIMD register) chosen from
 // the device's vector unit, and for float16 or bfloat16 operands -DSTORAGE_F16 or -DSTORAGE_BF16:
 // A, B and C are stored in 16 bits, B packed into float panels and C rounded once (to nearest
@@ -14,14 +15,17 @@
 // LOAD_S/STORE_S: one element of A, B or C as REAL; VLOAD_S/VSTORE_S: VW of them.
 #if defined(STORAGE_F16)
 typedef half storage;
-typedef ushort storage_bits;  // half holds no values without cl_khr_fp16; its bits move as ushort
+// PoCL converts half to float in software, too slowly for the product's inner loop: A is always
+// packed, into float panels, which the product reads as they are (A_T, LOAD_A).
+typedef REAL A_T;
+#define LOAD_A(p, i) ((p)[i])
+#define PACK_A_LOAD LOAD_S
 #define LOAD_S(p, i) vload_half((i), (p))
 #define STORE_S(p, i, v) vstore_half_rte((v), (i), (p))
 #define VLOAD_S(p) CAT(vload_half, VW)(0, (p))
 #define VSTORE_S(p, v) CAT(CAT(vstore_half, VW), _rte)((v), 0, (p))
 #elif defined(STORAGE_BF16)
 typedef ushort storage;
-typedef ushort storage_bits;
 #define LOAD_S(p, i) bf16_to_float((p)[i])
 #define STORE_S(p, i, v) ((p)[i] = float_to_bf16(v))
 #define VLOAD_S(p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(0, (p))) << 16)
@@ -34,20 +38,24 @@ inline CAT(ushort, VW) bf16_vector(VEC f) {
 }
 #else
 typedef REAL storage;
-typedef REAL storage_bits;
 #define LOAD_S(p, i) ((p)[i])
 #define STORE_S(p, i, v) ((p)[i] = (v))
 #define VLOAD_S(p) VLOAD(0, (p))
 #define VSTORE_S(p, v) VSTORE((v), 0, (p))
+#endif
+#ifndef LOAD_A  // A read as it is stored, in place or from panels of its own bits
+typedef storage A_T;
+#define LOAD_A LOAD_S
+#define PACK_A_LOAD(p, i) ((p)[i])
 #endif
 
 // Panels of R rows of a (rows x depth) operand whose element (r, d) is at
 // x[offset + batch * batch_stride + r * row_stride + d * depth_stride]: panel p holds, for each
 // d of the depth slice [depth0, depth0 + depth), its rows p * R ... contiguously, zero past the
 // last row so that the product needs no edge cases. One work-item per (d, panel, batch);
-// adjacent work-items read adjacent depths. pack_a_panels makes A's panels (R = MR) in A's own
-// storage type (its bits), which the product reads as it reads A in place; pack_b_panels those of B^T
-// (R = TILE_N), widened to REAL. R known at compile time unrolls the copy.
+// adjacent work-items read adjacent depths. pack_a_panels makes A's panels (R = MR) of A_T, which
+// the product reads as it reads A in place; pack_b_panels those of B^T (R = TILE_N), widened to
+// REAL. R known at compile time unrolls the copy.
 #define PACK_PANELS(name, R, PANEL, LOAD)                                                                            \
   __kernel void name(__global const storage* x, ulong offset, long row_stride, long depth_stride, long batch_stride, \
                      int rows, int depth0, int depth, __global PANEL* panels, ulong panels_offset) {                 \
@@ -62,8 +70,7 @@ typedef REAL storage_bits;
       dst[i] = r < rows ? LOAD(src, (long)r * row_stride) : (PANEL)0;                                                \
     }                                                                                                                \
   }
-#define LOAD_BITS(p, i) (((__global const storage_bits*)(p))[i])
-PACK_PANELS(pack_a_panels, MR, storage_bits, LOAD_BITS)
+PACK_PANELS(pack_a_panels, MR, A_T, PACK_A_LOAD)
 PACK_PANELS(pack_b_panels, TILE_N, REAL, LOAD_S)
 
 // Where the product reads A (kernels/packed_gemm.h: ALayout): element (r, d) of matrix b at
@@ -83,14 +90,14 @@ typedef struct {
 // C = alpha * A @ B + beta * C over A (read where ALayout says) and packed panels of B^T (TILE_N
 // columns each). C's element (i, j) is at c[offset + batch * batch_stride + i * row_stride + j];
 // beta == 0 never reads C.
-__kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const storage* a, ALayout ad,
+__kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __global const A_T* a, ALayout ad,
                           __global const REAL* b_panels, ulong b_offset, __global storage* c, ulong c_offset,
                           long c_row_stride, long c_batch_stride) {
   const int pm = get_global_id(0), pn = get_global_id(1);
   const long batch = get_global_id(2);
   const int panels_n = (n + TILE_N - 1) / TILE_N;
   // Rows past m read row m - 1: their results are never stored.
-  __global const storage* ar[MR];
+  __global const A_T* ar[MR];
   _Pragma("unroll") for (int i = 0; i < MR; ++i) {
     const long r = min(pm * MR + i, m - 1), in_group = r % ad.row_group;
     ar[i] = a + ad.offset + batch * ad.batch_stride + r / ad.row_group * ad.group_stride +
@@ -108,7 +115,7 @@ __kernel void packed_gemm(int m, int n, int depth, REAL alpha, REAL beta, __glob
       _Pragma("unroll") for (int v = 0; v < NV; ++v) bv[v] = VLOAD(v, bp + d * TILE_N);
       const long at = line_offset + x * ad.depth_x_stride;
       _Pragma("unroll") for (int i = 0; i < MR; ++i) {
-        const VEC ai = (VEC)(LOAD_S(ar[i], at));
+        const VEC ai = (VEC)(LOAD_A(ar[i], at));
         _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
       }
     }
