@@ -211,7 +211,8 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   // depend on either.
   for (int k = 0; k < nargs; ++k)
     if (!((variant.dynamic >> k) & 1))
-      variant.dtypes[k] = static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
+      variant.dtypes[k] =
+          static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
   runtime::Kernel& kernel = kernel_for(device, spec, variant);
   const uint64_t scalar_mask = variant.scalar_mask;
   const bool chunked = variant.chunked;

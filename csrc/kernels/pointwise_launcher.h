@@ -38,9 +38,10 @@ struct KernelSpec {
   bool raw = false;            // operands are raw bits (r8..r128) of their element size
   // Operands may be read and written through a dtype given at run time (token dyn<k> of
   // common.clh): every operand of a small iteration (kSmallIteration) whose inputs are not all of
-  // the compute type's dtype, and inputs of differing dtypes. Only for kernels that touch operand k through its token T<k> alone
-  // (INPUT, OUTPUT, LOAD/STORE with T<k>) in the kernel body, never through its C type or its
-  // element size, and whose work is more than loads (a dynamic load is a switch).
+  // the compute type's dtype, and inputs of differing dtypes. Only for kernels that touch operand
+  // k through its token T<k> alone (INPUT, OUTPUT, LOAD/STORE with T<k>) in the kernel body,
+  // never through its C type or its element size, and whose work is more than loads (a dynamic
+  // load is a switch).
   bool dynamic_dtypes = false;
   // Elements behind each element of the iteration (a row kernel walks a whole row), for what counts
   // as a small iteration.

@@ -123,7 +123,8 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
     const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(spec.compute)));
-    if (!dynamic && iter.dtype(input) == spec.compute && width > 1) options += " -DVECTOR_WIDTH=" + std::to_string(width);
+    if (!dynamic && iter.dtype(input) == spec.compute && width > 1)
+      options += " -DVECTOR_WIDTH=" + std::to_string(width);
   }
   options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
   auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };

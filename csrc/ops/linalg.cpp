@@ -85,8 +85,9 @@ void batched_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, const c10::
                   .build();
   c10::ScalarType ct = kernels::compute_type(type);
   // Each element walks K products: its operand types stay compiled in.
-  kernels::launch_pointwise(iter, {"matmul.cl", "matmul_naive", ct}, cl_ulong(K), cl_ulong(a.stride(2) * a.element_size()),
-                            cl_ulong(b.stride(1) * b.element_size()), scalar_bits(alpha, ct), scalar_bits(beta, ct));
+  kernels::launch_pointwise(iter, {"matmul.cl", "matmul_naive", ct}, cl_ulong(K),
+                            cl_ulong(a.stride(2) * a.element_size()), cl_ulong(b.stride(1) * b.element_size()),
+                            scalar_bits(alpha, ct), scalar_bits(beta, ct));
 }
 
 void check_same_dtype(const at::Tensor& a, const at::Tensor& b, const char* what) {
