@@ -26,8 +26,10 @@ namespace {
 enum class Kind { c2c, r2c };
 
 // Per queue: a plan that needs scratch space (long or prime lengths) owns one temporary buffer,
-// which transforms on two streams at once must not share.
-using PlanKey = std::tuple<cl_command_queue, Kind, size_t, size_t, bool>;
+// which transforms on two streams at once must not share. Per direction: VkFFT compiles a program
+// for each direction it plans, and a process often runs one of them only (a test run built 87
+// programs it never launched).
+using PlanKey = std::tuple<cl_command_queue, Kind, size_t, size_t, bool, bool>;
 
 // VkFFT keeps pointers to the device, context and buffer sizes it was configured with (and reads
 // the sizes at every launch), so they live here, beside the application.
@@ -41,11 +43,11 @@ struct Plan {
 
 // The buffers a plan is built with are only needed for its set-up: launches name their own.
 Plan& plan_for(runtime::Device& device, cl_command_queue q, Kind kind, size_t n, size_t batch, bool fp64,
-               FftOperand data, FftOperand real) {
+               bool inverse, FftOperand data, FftOperand real) {
   static std::mutex mutex;
   static std::map<PlanKey, std::unique_ptr<Plan>> plans;  // kept until exit, as compiled kernels are
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = plans[PlanKey{q, kind, n, batch, fp64}];
+  auto& slot = plans[PlanKey{q, kind, n, batch, fp64, inverse}];
   if (slot) return *slot;
   auto plan = std::make_unique<Plan>();
   plan->device = device.id();
@@ -63,6 +65,8 @@ Plan& plan_for(runtime::Device& device, cl_command_queue q, Kind kind, size_t n,
   config.bufferSize = &plan->bytes;
   config.doublePrecision = fp64;
   config.useLUT = 1;  // tabulated twiddles: the device's sin and cos lose digits at large n
+  config.makeForwardPlanOnly = !inverse;
+  config.makeInversePlanOnly = inverse;
   for (auto& stride : config.bufferStride) stride = complex_len;
   if (kind == Kind::r2c) {
     config.performR2C = 1;
@@ -113,7 +117,7 @@ void run(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type,
   TORCH_INTERNAL_ASSERT(n <= kFftMaxLength, "fft: length ", n, " is past VkFFT's single-pass plans");
   if (n == 0 || batch == 0) return;
   runtime::OpScope scope("fft (VkFFT)");
-  Plan& plan = plan_for(device, q, kind, n, batch, real_type == c10::kDouble, data, real);
+  Plan& plan = plan_for(device, q, kind, n, batch, real_type == c10::kDouble, inverse, data, real);
   OperandBuffer complex_part(device, data, plan.bytes);
   std::optional<OperandBuffer> real_part;
   VkFFTLaunchParams params{};
@@ -137,6 +141,12 @@ void run(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type,
 }
 
 }  // namespace
+
+int64_t fft_plan_batch(int64_t n, int64_t batch) {
+  int64_t rounded = 1;
+  while (rounded < batch) rounded *= 4;
+  return rounded * n <= kFftPaddedElements ? rounded : batch;
+}
 
 bool fft_supports(c10::ScalarType real_type, const runtime::Device& device) {
   return real_type == c10::kFloat || (real_type == c10::kDouble && device.properties().fp64);

@@ -1,11 +1,12 @@
 // Batched one-dimensional FFTs through VkFFT (a maintained FFT library with an OpenCL backend):
 // any length (Bluestein for large primes), float32, and float64 where the device has it. Each
 // transform runs over `batch` dense sequences; the ops move the transformed dim last and make it
-// dense first (ops/fft.cpp). Plans are built once per (queue, kind, length, batch, precision)
-// and kept for the process's life: VkFFT compiles its kernels when it builds a plan.
+// dense first (ops/fft.cpp). Plans are built once per (queue, kind, length, batch, precision,
+// direction) and kept for the process's life: VkFFT compiles its kernels when it builds a plan.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <c10/core/ScalarType.h>
 
@@ -24,6 +25,14 @@ struct FftOperand {
 // kernel at 32749, 65537 or 131072 points, while 16381 and 2^20 run); ops/fft.cpp transforms
 // those lengths with the CPU's pocketfft and says so in docs/ops.md.
 constexpr size_t kFftMaxLength = 16384;
+
+// VkFFT compiles a plan's kernels for its exact batch count. Transforms of at most
+// kFftPaddedElements elements once padded run over the batch rounded up to a power of four (the
+// added sequences zero; ops/fft.cpp): a few plans then serve every batch of a length, where a test
+// run had built a plan for nearly every (length, batch) it met. Longer ones keep their batch.
+constexpr int64_t kFftPaddedElements = int64_t(1) << 18;
+// The batch a transform of `batch` sequences of n elements runs over.
+int64_t fft_plan_batch(int64_t n, int64_t batch);
 
 // float32, and float64 on devices with fp64: the real type of the transform.
 bool fft_supports(c10::ScalarType real_type, const runtime::Device& device);

@@ -42,6 +42,24 @@ Tensor fresh_dense(const Tensor& t) {
 
 runtime::Device& ocl_device(const Tensor& t) { return core::checked_device(t.device().index()); }
 
+// The rows of a plan_rows-shaped result that belong to `like` (same row count and length), in its shape.
+Tensor leading_rows(const Tensor& result, const Tensor& like) {
+  const int64_t length = like.size(-1);
+  return result.view({-1, length}).narrow(0, 0, like.numel() / length).view(like.sizes());
+}
+
+// `rows` (sequences of `length` elements, the last dim) as a dense operand of
+// kernels::fft_plan_batch sequences: itself, or a copy, when that is its own count; else its rows
+// first in a larger buffer whose other rows are zero.
+Tensor plan_rows(const Tensor& rows, int64_t length) {
+  const int64_t batch = rows.numel() / length, plan_batch = kernels::fft_plan_batch(length, batch);
+  if (plan_batch == batch) return fresh_dense(rows);
+  Tensor padded = at::empty({plan_batch, length}, rows.options());
+  leading_rows(padded, rows).copy_(rows);
+  padded.narrow(0, batch, plan_batch - batch).zero_();
+  return padded;
+}
+
 void check_fft_dtype(const Tensor& t, c10::ScalarType real_type, const char* op) {
   TORCH_CHECK_NOT_IMPLEMENTED(real_type == c10::kFloat || real_type == c10::kDouble, op,
                               ": not implemented for '", t.scalar_type(), "'");
@@ -59,10 +77,10 @@ void c2c_along(Tensor& x, int64_t dim, bool inverse) {
     moved.copy_(at::_fft_c2c(moved.cpu(), {moved.dim() - 1}, 0, !inverse));
     return;
   }
-  Tensor work = fresh_dense(moved);
+  Tensor work = plan_rows(moved, n);
   kernels::fft_c2c(ocl_device(x), core::current_queue(x.device().index()), c10::toRealValueType(x.scalar_type()), n,
                    work.numel() / n, operand(work), inverse);
-  if (!work.is_same(moved)) moved.copy_(work);
+  if (!work.is_same(moved)) moved.copy_(leading_rows(work, moved));
 }
 
 // --- result layouts ---------------------------------------------------------------------------
@@ -148,18 +166,22 @@ Tensor fft_r2c_impl(const Tensor& self, at::IntArrayRef raw_dim, int64_t normali
   const int64_t last = dim.back(), n = self.size(last);
   if (onesided) {
     // The halved dim first, real to complex, then the others complex to complex.
-    Tensor real = fresh_dense(self.movedim(last, -1));
-    std::vector<int64_t> sizes = real.sizes().vec();
+    Tensor signal = self.movedim(last, -1);
+    std::vector<int64_t> sizes = signal.sizes().vec();
     sizes.back() = n / 2 + 1;
     Tensor half = at::empty(sizes, out.options());
     if (n == 1) {  // the identity, which VkFFT refuses
       half.zero_();
-      at::view_as_real(half).select(-1, 0).copy_(real);
+      at::view_as_real(half).select(-1, 0).copy_(signal);
     } else if (n > static_cast<int64_t>(kernels::kFftMaxLength)) {
-      half.copy_(at::_fft_r2c(real.cpu(), {real.dim() - 1}, 0, true));
+      half.copy_(at::_fft_r2c(signal.cpu(), {signal.dim() - 1}, 0, true));
     } else {
-      kernels::fft_r2c(ocl_device(self), core::current_queue(self.device().index()), self.scalar_type(), n, real.numel() / n,
-                       operand(real), operand(half));
+      Tensor real = plan_rows(signal, n);
+      const int64_t rows = real.numel() / n;
+      Tensor coefficients = rows * (n / 2 + 1) == half.numel() ? half : at::empty({rows, n / 2 + 1}, half.options());
+      kernels::fft_r2c(ocl_device(self), core::current_queue(self.device().index()), self.scalar_type(), n, rows,
+                       operand(real), operand(coefficients));
+      if (!coefficients.is_same(half)) half.copy_(leading_rows(coefficients, half));
     }
     out.copy_(half.movedim(-1, last));
     for (int64_t d : dim.slice(0, dim.size() - 1)) c2c_along(out, d, false);
@@ -206,9 +228,14 @@ Tensor fft_c2r_impl(const Tensor& self, at::IntArrayRef raw_dim, int64_t normali
     real.copy_(at::view_as_real(half).select(-1, 0));
   else if (n > static_cast<int64_t>(kernels::kFftMaxLength))
     real.copy_(at::_fft_c2r(half.cpu(), {half.dim() - 1}, 0, n));
-  else
-    kernels::fft_c2r(ocl_device(self), core::current_queue(self.device().index()), out.scalar_type(), n, real.numel() / n,
-                     operand(half), operand(real));
+  else {
+    Tensor coefficients = plan_rows(half, n / 2 + 1);
+    const int64_t rows = coefficients.numel() / (n / 2 + 1);
+    Tensor signal = rows * n == real.numel() ? real : at::empty({rows, n}, real.options());
+    kernels::fft_c2r(ocl_device(self), core::current_queue(self.device().index()), out.scalar_type(), n, rows,
+                     operand(coefficients), operand(signal));
+    if (!signal.is_same(real)) real.copy_(leading_rows(signal, real));
+  }
   out.copy_(real.movedim(-1, last));
   double numel = static_cast<double>(n);
   for (int64_t d : dim.slice(0, dim.size() - 1)) numel *= static_cast<double>(self.size(d));
