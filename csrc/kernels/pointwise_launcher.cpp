@@ -39,7 +39,8 @@ struct Variant {
   uint16_t dynamic;  // operands read and written in a dtype given at run time
   uint8_t nargs, chunked, contiguous, index32, raw, vector_width;
   int8_t compute, dtypes[kMaxOperands];
-  uint8_t unused[3];  // no padding: every byte takes part in the key
+  uint8_t run_time_scalars;  // which inputs are CPU scalars is read from the descriptor
+  uint8_t unused[2];  // no padding: every byte takes part in the key
   Variant() { std::memset(this, 0, sizeof(*this)); }
 };
 static_assert(sizeof(Variant) == 48, "Variant has padding bytes");
@@ -47,7 +48,8 @@ static_assert(sizeof(Variant) == 48, "Variant has padding bytes");
 std::string variant_options(const KernelSpec& spec, const Variant& v) {
   const int nargs = v.nargs;
   std::string options = spec.options;
-  options += " -DNARGS=" + std::to_string(nargs) + " -DSCALAR_MASK=" + std::to_string(v.scalar_mask);
+  options += " -DNARGS=" + std::to_string(nargs);
+  if (!v.run_time_scalars) options += " -DSCALAR_MASK=" + std::to_string(v.scalar_mask);
   if (v.chunked)
     options += " -DCHUNK=" + std::to_string(kChunk) + " -DROW_DENSE=" + std::to_string(v.dense) +
                " -DROW_BROADCAST=" + std::to_string(v.broadcast) + " -DVECTOR_WIDTH=" + std::to_string(v.vector_width);
@@ -80,26 +82,23 @@ runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, con
   return kernel;
 }
 
-// The operands a kernel with dynamic_dtypes reads or writes through a run-time dtype (token
-// dyn<k>). An iteration of at most kSmallIteration elements whose tensor inputs do not all have
-// the compute type's own dtype: every tensor operand, so that the small tensors of every dtype
-// (float16 and bfloat16 beside float32, mixed inputs) share one program per compute type, the loop
-// taking microseconds either way; with inputs of the compute type's dtype, the static program
-// that longer strided iterations use serves it, and a workload of one dtype builds no more. Longer
-// iterations keep every type compiled in (their loops vectorize) unless the tensor inputs differ in
-// dtype, or are integers computed in floating point: then every input whose dtype is not the
+// Whether a launch of a kernel with dynamic_dtypes runs its generic program: an iteration of at
+// most kSmallIteration elements reads and writes every operand through a run-time dtype (token
+// dyn<k>) and finds its CPU scalars in the descriptor, so that the small launches of every dtype
+// and layout (float16, bfloat16 and mixed beside float32, comparisons' bool outputs, a scalar
+// operand or none) share one program per compute type, the loop taking microseconds either way.
+// A cold test run had built a program for each of those, and PoCL compiled each of its kernels
+// once per program.
+bool runs_generic(const at::TensorIteratorBase& iter, const KernelSpec& spec) {
+  return spec.dynamic_dtypes && static_cast<uint64_t>(iter.numel()) * spec.row_length <= kSmallIteration;
+}
+
+// The inputs a longer launch of a kernel with dynamic_dtypes reads through a run-time dtype. Such
+// iterations keep every type compiled in (their loops vectorize) unless the tensor inputs differ
+// in dtype, or are integers computed in floating point: then every input whose dtype is not the
 // compute type's own (or, without one, the first input's) is dynamic.
 uint16_t dynamic_operands(const at::TensorIteratorBase& iter, const KernelSpec& spec, uint64_t scalar_mask) {
   if (!spec.dynamic_dtypes) return 0;
-  bool native = true;
-  for (int k = iter.noutputs(); k < iter.ntensors(); ++k)
-    native &= ((scalar_mask >> k) & 1) || iter.dtype(k) == spec.compute;
-  if (!native && static_cast<uint64_t>(iter.numel()) * spec.row_length <= kSmallIteration) {
-    uint16_t mask = 0;
-    for (int k = 0; k < iter.ntensors(); ++k)
-      if (!((scalar_mask >> k) & 1)) mask |= uint16_t(1) << k;
-    return mask;
-  }
   std::optional<c10::ScalarType> first;
   bool mixed = false, has_compute = false;
   for (int k = iter.noutputs(); k < iter.ntensors(); ++k) {
@@ -173,15 +172,19 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   Variant variant;
   variant.device = index;
   variant.nargs = static_cast<uint8_t>(nargs);
+  uint64_t scalar_mask = 0;
   for (int k = iter.noutputs(); k < nargs; ++k)
-    if (iter.is_cpu_scalar(k)) variant.scalar_mask |= uint64_t(1) << k;
+    if (iter.is_cpu_scalar(k)) scalar_mask |= uint64_t(1) << k;
+  variant.run_time_scalars = runs_generic(iter, spec);
+  if (!variant.run_time_scalars) variant.scalar_mask = scalar_mask;
   // Operands whose innermost step is one element, or zero (broadcast along it).
   for (int k = 0; k < nargs; ++k) {
     const int64_t step = step_of(k, 0);
     if (step == static_cast<int64_t>(c10::elementSize(iter.dtype(k)))) variant.dense |= uint64_t(1) << k;
     if (step == 0) variant.broadcast |= uint64_t(1) << k;
   }
-  variant.dynamic = dynamic_operands(iter, spec, variant.scalar_mask);
+  variant.dynamic = variant.run_time_scalars ? static_cast<uint16_t>((1u << nargs) - 1)
+                                             : dynamic_operands(iter, spec, scalar_mask);
   // A dynamic operand's element size is not compiled in: its steps come from the descriptor.
   if (variant.dynamic) variant.dense = variant.broadcast = 0;
   const runtime::DeviceProperties& props = device.properties();
@@ -192,7 +195,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   // descriptor, so that one program serves all those layouts of a dtype combination. Below a chunk
   // the loop takes a few microseconds either way, and the small tensors of a test run or of a
   // model's bookkeeping then compile one program instead of one per layout.
-  if (variant.chunked && ((variant.dense | variant.broadcast | variant.scalar_mask) != (uint64_t(1) << nargs) - 1 ||
+  if (variant.chunked && ((variant.dense | variant.broadcast | scalar_mask) != (uint64_t(1) << nargs) - 1 ||
                           static_cast<uint64_t>(numel) <= kChunk))
     variant.dense = variant.broadcast = 0;
   // CPU devices: each work-item walks CHUNK elements in one loop (common.clh) that the compiler
@@ -202,7 +205,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     variant.vector_width =
         static_cast<uint8_t>(props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute)));
   variant.contiguous =
-      !variant.chunked && ndim == 1 && (variant.dense | variant.scalar_mask) == (uint64_t(1) << nargs) - 1;
+      !variant.chunked && ndim == 1 && (variant.dense | scalar_mask) == (uint64_t(1) << nargs) - 1;
   variant.index32 = iter.can_use_32bit_indexing();
   variant.raw = spec.raw;
   variant.compute = static_cast<int8_t>(spec.compute);
@@ -214,7 +217,6 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
       variant.dtypes[k] =
           static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
   runtime::Kernel& kernel = kernel_for(device, spec, variant);
-  const uint64_t scalar_mask = variant.scalar_mask;
   const bool chunked = variant.chunked;
 
   c10::SmallVector<cl_mem, kMaxOperands> buffers(nargs);

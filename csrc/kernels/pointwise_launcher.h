@@ -25,9 +25,9 @@ namespace drawbridge::kernels {
 
 constexpr int kMaxDims = 10;      // matches MAX_DIMS in common.clh
 constexpr int kMaxOperands = 10;  // the most operands common.clh's element_offsets takes
-// Launches of at most this many elements whose inputs are not of the compute type's dtype read and
-// write every operand through a run-time dtype, where their kernels allow it
-// (KernelSpec::dynamic_dtypes, the reductions).
+// Launches of at most this many elements read and write every operand through a run-time dtype
+// and find their CPU scalars at run time, where their kernels allow it (KernelSpec::dynamic_dtypes);
+// small reductions of inputs not of the compute type's dtype read them through a run-time dtype.
 constexpr uint64_t kSmallIteration = 2048;
 
 struct KernelSpec {
@@ -37,8 +37,8 @@ struct KernelSpec {
   std::string options = {};    // further -D options
   bool raw = false;            // operands are raw bits (r8..r128) of their element size
   // Operands may be read and written through a dtype given at run time (token dyn<k> of
-  // common.clh): every operand of a small iteration (kSmallIteration) whose inputs are not all of
-  // the compute type's dtype, and inputs of differing dtypes. Only for kernels that touch operand
+  // common.clh): every operand of a small iteration (kSmallIteration), and longer iterations'
+  // inputs of differing dtypes. Only for kernels that touch operand
   // k through its token T<k> alone (INPUT, OUTPUT, LOAD/STORE with T<k>) in the kernel body,
   // never through its C type or its element size, and whose work is more than loads (a dynamic
   // load is a switch).

@@ -238,9 +238,13 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   c10::ScalarType common = at::promote_types(boundaries.scalar_type(), self.scalar_type());
   at::Tensor seq = boundaries.to(common).contiguous();
   const bool use_sorter = sorter && sorter->defined();
-  at::Tensor order = use_sorter ? sorter->contiguous() : seq;
   at::Tensor result = at::empty(input.sizes(), self.options().dtype(out_int32 ? c10::kInt : c10::kLong));
-  at::Tensor seq_rows = row_starts(seq, input), order_rows = row_starts(order, input);
+  // Without a sorter the kernel reads no permutation: an int64 placeholder keeps operand 3's dtype
+  // the sorter's, so the two calls share a program.
+  at::Tensor order_rows = use_sorter ? row_starts(sorter->contiguous(), input)
+                                     : at::empty({1}, self.options().dtype(c10::kLong)).as_strided(
+                                           input.sizes(), at::DimVector(input.dim(), 0));
+  at::Tensor seq_rows = row_starts(seq, input);
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)
                   .set_check_mem_overlap(false)
@@ -249,7 +253,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
                   .add_const_input(seq_rows)
                   .add_const_input(order_rows)
                   .build();
-  cl_ulong n = seq.size(-1), step = seq.element_size(), sorter_step = order.element_size();
+  cl_ulong n = seq.size(-1), step = seq.element_size(), sorter_step = sizeof(int64_t);
   cl_int right_arg = upper ? 1 : 0, use_sorter_arg = use_sorter ? 1 : 0;
   c10::DeviceGuard guard(self.device());
   kernels::launch_pointwise(iter, {"sort.cl", "searchsorted", kernels::compute_type(common)}, n, step, sorter_step,
