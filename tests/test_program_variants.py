@@ -173,6 +173,37 @@ def test_small_iterations_of_other_dtypes_share_one_program_per_compute_type():
             torch.testing.assert_close(got.cpu(), want)
 
 
+def integer_operands(dtype):
+    """Values across the dtype's whole range (int8's -128..127 in every narrower case), and small
+    ones of either sign for divisors and shift amounts."""
+    x_cpu = (torch.arange(42) * 37 % 256 - 128).reshape(6, 7).to(dtype)
+    y_cpu = (torch.arange(42) * 11 % 19 - 9).reshape(6, 7).to(dtype)
+    y_cpu[y_cpu == 0] = 1  # divisors
+    return x_cpu, y_cpu, x_cpu.to("ocl"), y_cpu.to("ocl")
+
+
+def integer_ops(x, y):
+    # Products that wrap in the narrow dtype, comparisons with scalars of either sign and past its
+    # range, a negative alpha, floor division and remainder of negatives, shifts past the width.
+    return (x * y + x, x * 100, x < y, x < -3, x < 200, torch.add(x, y, alpha=-2), torch.div(x, y, rounding_mode="floor"),
+            torch.remainder(x, y), torch.bitwise_left_shift(x, y.abs() * 5), torch.bitwise_right_shift(x, y.abs() * 5),
+            ~x, x.clamp(-2, 2), torch.where(x < y, x, y), torch.addcmul(x, x, y, value=3), x.abs(), -x)
+
+
+def test_small_integer_launches_compute_in_int64_through_one_program():
+    # Up to 2048 elements, the unary, binary and ternary kernels of every integer dtype narrower
+    # than int64 compute in int64 (one generic program per family), with the narrow dtype's results.
+    first = integer_operands(torch.int64)
+    programs_built(lambda: integer_ops(first[2], first[3]))
+    inputs = [integer_operands(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8)]
+    built, results = programs_built(lambda: [integer_ops(x, y) for _, _, x, y in inputs])
+    assert built == 0
+    for (x_cpu, y_cpu, _, _), result in zip(inputs, results):
+        for got, want in zip(result, integer_ops(x_cpu, y_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
+
+
 SMALL_THEN_LARGE = """
 import torch, drawbridge
 small, large = torch.randn(40, 30, device="ocl"), torch.randn(50, 50, device="ocl")

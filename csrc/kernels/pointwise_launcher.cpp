@@ -20,13 +20,18 @@ constexpr size_t kWorkGroup = 256;
 constexpr uint64_t kChunk = 2048;
 constexpr size_t kChunkGroup = 16;
 
-// The bits of a CPU scalar operand converted to the compute type, in the low bytes of a u64.
+// The bits of a CPU scalar operand converted to the compute type, in the low bytes of a u64; an
+// integer widened to all 64 (ops::scalar_bits, for the widened programs of run_in_int64).
 uint64_t scalar_bits(at::TensorIteratorBase& iter, int arg, c10::ScalarType compute) {
   uint64_t bits = 0;
   AT_DISPATCH_V2(compute, "ocl_scalar_operand", AT_WRAP([&] {
     scalar_t value = iter.scalar_value<scalar_t>(arg);
-    static_assert(sizeof(scalar_t) <= sizeof(bits));
-    std::memcpy(&bits, &value, sizeof(scalar_t));
+    if constexpr (std::is_integral_v<scalar_t>) {
+      bits = static_cast<uint64_t>(static_cast<int64_t>(value));
+    } else {
+      static_assert(sizeof(scalar_t) <= sizeof(bits));
+      std::memcpy(&bits, &value, sizeof(scalar_t));
+    }
   }), AT_EXPAND(AT_ALL_TYPES), at::kBool);
   return bits;
 }
@@ -66,8 +71,9 @@ std::string variant_options(const KernelSpec& spec, const Variant& v) {
     TORCH_CHECK_NOT_IMPLEMENTED(token, spec.name, " on ocl does not support dtype ", dtype);
     options += " -DT" + slot + "=" + token;
   }
-  const char* compute = spec.raw ? raw_token(c10::elementSize(static_cast<c10::ScalarType>(v.dtypes[0]))) : dtype_token(spec.compute);
-  TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", spec.compute);
+  const auto ct = static_cast<c10::ScalarType>(v.compute);
+  const char* compute = spec.raw ? raw_token(c10::elementSize(static_cast<c10::ScalarType>(v.dtypes[0]))) : dtype_token(ct);
+  TORCH_CHECK_NOT_IMPLEMENTED(compute, spec.name, " on ocl does not support dtype ", ct);
   return options + " -DCT=" + compute;
 }
 
@@ -91,6 +97,22 @@ runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, con
 // once per program.
 bool runs_generic(const at::TensorIteratorBase& iter, const KernelSpec& spec) {
   return spec.dynamic_dtypes && static_cast<uint64_t>(iter.numel()) * spec.row_length <= kSmallIteration;
+}
+
+// Whether a generic launch of a kernel with widen_integers, whose compute type is an integer type
+// narrower than int64, computes in int64 instead: its generic program then serves every integer
+// dtype. Only where every tensor operand is an integer or bool, whose values int64 holds exactly:
+// the kernels' integer arithmetic is then the same after the store's truncation (two's
+// complement: sums and products wrap alike; shifts, divisions and comparisons see the same
+// operand values), and no floating value converts to an integer through int64, which treats
+// values past int32's range otherwise than a direct conversion. CPU scalars still convert to the
+// kernel's own dtype first, as the CPU's do.
+bool run_in_int64(const at::TensorIteratorBase& iter, c10::ScalarType compute) {
+  if (compute != c10::kChar && compute != c10::kShort && compute != c10::kInt && compute != c10::kByte) return false;
+  for (int k = 0; k < iter.ntensors(); ++k)
+    if ((k < iter.noutputs() || !iter.is_cpu_scalar(k)) && !c10::isIntegralType(iter.dtype(k), /*includeBool=*/true))
+      return false;
+  return true;
 }
 
 // The inputs a longer launch of a kernel with dynamic_dtypes reads through a run-time dtype. Such
@@ -176,6 +198,8 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   for (int k = iter.noutputs(); k < nargs; ++k)
     if (iter.is_cpu_scalar(k)) scalar_mask |= uint64_t(1) << k;
   variant.run_time_scalars = runs_generic(iter, spec);
+  const c10::ScalarType compute =
+      variant.run_time_scalars && spec.widen_integers && run_in_int64(iter, spec.compute) ? c10::kLong : spec.compute;
   if (!variant.run_time_scalars) variant.scalar_mask = scalar_mask;
   // Operands whose innermost step is one element, or zero (broadcast along it).
   for (int k = 0; k < nargs; ++k) {
@@ -203,12 +227,12 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   // AVX-512's, and masks every access with the bounds check.
   if (variant.chunked)
     variant.vector_width =
-        static_cast<uint8_t>(props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : spec.compute)));
+        static_cast<uint8_t>(props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : compute)));
   variant.contiguous =
       !variant.chunked && ndim == 1 && (variant.dense | scalar_mask) == (uint64_t(1) << nargs) - 1;
   variant.index32 = iter.can_use_32bit_indexing();
   variant.raw = spec.raw;
-  variant.compute = static_cast<int8_t>(spec.compute);
+  variant.compute = static_cast<int8_t>(compute);
   // A CPU scalar travels as bits of the compute type, whatever its own dtype (a Python float is a
   // double, an int an int64), and a dynamic operand's dtype is a run-time value: programs do not
   // depend on either.
@@ -224,7 +248,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   for (int k = 0; k < nargs; ++k) {
     if ((scalar_mask >> k) & 1) {
       desc[2] |= uint64_t(1) << k;
-      desc[scalars_at + k] = scalar_bits(iter, k, spec.compute);
+      desc[scalars_at + k] = scalar_bits(iter, k, spec.compute);  // the kernel's own dtype, widened
       continue;  // buffer filled in below with a valid placeholder
     }
     if ((variant.dynamic >> k) & 1) desc[scalars_at + k] = dtype_code(iter.dtype(k));

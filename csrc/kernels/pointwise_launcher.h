@@ -43,6 +43,11 @@ struct KernelSpec {
   // never through its C type or its element size, and whose work is more than loads (a dynamic
   // load is a switch).
   bool dynamic_dtypes = false;
+  // With dynamic_dtypes: a small launch whose operands are all integers or bool may compute in
+  // int64 instead of a narrower integer type (pointwise_launcher.cpp, run_in_int64). Only for
+  // kernels whose integer results are then the same, and which size no buffer or step by the
+  // compute type (the unary, binary and ternary families).
+  bool widen_integers = false;
   // Elements behind each element of the iteration (a row kernel walks a whole row), for what counts
   // as a small iteration.
   uint64_t row_length = 1;

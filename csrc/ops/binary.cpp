@@ -130,6 +130,7 @@ void run_in(const char* file, const char* op, at::TensorIterator& iter, Dtypes d
   // The binary kernels touch their operands through INPUT and OUTPUT alone; nextafter steps in the
   // output's own bits, which its program compiles in.
   spec.dynamic_dtypes = std::strcmp(kernel, "b_nextafter") != 0;
+  spec.widen_integers = true;
   if (iter.numel() > 0 && checks_divisor(kernel, compute)) {
     cl_mem error = core::checked_device(iter.device(0).index()).error_flag();
     kernels::launch_pointwise(iter, spec, extra..., error);

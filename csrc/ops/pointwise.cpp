@@ -23,7 +23,10 @@ uint64_t scalar_bits(const c10::Scalar& value, c10::ScalarType compute) {
   uint64_t bits = 0;
   AT_DISPATCH_V2(compute, "ocl_scalar_argument", AT_WRAP([&] {
     scalar_t v = value.to<scalar_t>();
-    std::memcpy(&bits, &v, sizeof(scalar_t));
+    if constexpr (std::is_integral_v<scalar_t>)
+      bits = static_cast<uint64_t>(static_cast<int64_t>(v));
+    else
+      std::memcpy(&bits, &v, sizeof(scalar_t));
   }), AT_EXPAND(AT_ALL_TYPES), at::kBool);
   return bits;
 }

@@ -1,6 +1,8 @@
 // Helpers shared by the elementwise op families (unary, binary, activations, ...).
 #pragma once
 
+#include <cstring>
+
 #include <ATen/TensorIterator.h>
 #include <c10/core/Scalar.h>
 
@@ -14,7 +16,9 @@ enum class Dtypes { All, Floating, Integral, IntegralAndBool, NotBool };
 // NotImplementedError "<op>" not implemented for '<dtype>', as the CPU raises it.
 void check_dtype(const char* op, c10::ScalarType type, Dtypes allowed);
 
-// A scalar argument of a kernel, converted to the compute type and passed as 8 bytes (ulong).
+// A scalar argument of a kernel, converted to the compute type and passed as 8 bytes (ulong): a
+// float's bits in the low bytes, an integer widened to 64 bits, so that the widened programs of
+// small integer launches (kernels/pointwise_launcher.cpp, run_in_int64) read the same value.
 uint64_t scalar_bits(const c10::Scalar& value, c10::ScalarType compute);
 
 // The bits `value` has when stored in dtype `type`, converted as the CPU's fill_ does (with its
@@ -35,6 +39,8 @@ void run_pointwise(at::TensorIteratorBase& iter, const char* file, const char* n
   c10::ScalarType ct = kernels::compute_type(compute ? *compute : iter.common_dtype());
   kernels::KernelSpec spec{file, name, ct};
   spec.dynamic_dtypes = true;
+  spec.widen_integers = std::strcmp(file, "unary.cl") == 0 || std::strcmp(file, "binary.cl") == 0 ||
+                        std::strcmp(file, "ternary.cl") == 0;
   kernels::launch_pointwise(iter, spec, extra...);
 }
 
