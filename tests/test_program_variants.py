@@ -20,6 +20,18 @@ def operands(dtype, shape):
     return cpu, cpu.to("ocl")
 
 
+def assert_one_program_serves(ops, first, others):
+    """ops(x, y) on `first`'s device operands builds what it needs; on each of `others`' it builds
+    nothing more and gives the CPU's dtypes and values. Each is (x_cpu, y_cpu, x, y)."""
+    programs_built(lambda: ops(first[2], first[3]))
+    built, results = programs_built(lambda: [ops(x, y) for _, _, x, y in others])
+    assert built == 0
+    for (x_cpu, y_cpu, _, _), result in zip(others, results):
+        for got, want in zip(result, ops(x_cpu, y_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
+
+
 # Dtypes a float32 tensor meets in float32 arithmetic (float64 would make it compute in float64).
 MIXED = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool, torch.float16, torch.bfloat16]
 
@@ -162,15 +174,9 @@ def test_small_iterations_of_other_dtypes_share_one_program_per_compute_type():
         (x_cpu, x), (y_cpu, y) = operands(tx, (6, 7)), operands(ty, (6, 7))
         return x_cpu, y_cpu.flip(0), x, y.flip(0)
 
-    first = pair(torch.float16, torch.float16)
-    programs_built(lambda: ops(first[2], first[3]))
-    inputs = [pair(torch.bfloat16, torch.bfloat16), pair(torch.float16, torch.bfloat16), pair(torch.bfloat16, torch.float16)]
-    built, results = programs_built(lambda: [ops(x, y) for _, _, x, y in inputs])
-    assert built == 0
-    for (x_cpu, y_cpu, _, _), result in zip(inputs, results):
-        for got, want in zip(result, ops(x_cpu, y_cpu)):
-            assert got.dtype == want.dtype
-            torch.testing.assert_close(got.cpu(), want)
+    assert_one_program_serves(ops, pair(torch.float16, torch.float16),
+                              [pair(torch.bfloat16, torch.bfloat16), pair(torch.float16, torch.bfloat16),
+                               pair(torch.bfloat16, torch.float16)])
 
 
 def integer_operands(dtype):
@@ -193,15 +199,8 @@ def integer_ops(x, y):
 def test_small_integer_launches_compute_in_int64_through_one_program():
     # Up to 2048 elements, the unary, binary and ternary kernels of every integer dtype narrower
     # than int64 compute in int64 (one generic program per family), with the narrow dtype's results.
-    first = integer_operands(torch.int64)
-    programs_built(lambda: integer_ops(first[2], first[3]))
-    inputs = [integer_operands(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8)]
-    built, results = programs_built(lambda: [integer_ops(x, y) for _, _, x, y in inputs])
-    assert built == 0
-    for (x_cpu, y_cpu, _, _), result in zip(inputs, results):
-        for got, want in zip(result, integer_ops(x_cpu, y_cpu)):
-            assert got.dtype == want.dtype
-            torch.testing.assert_close(got.cpu(), want)
+    assert_one_program_serves(integer_ops, integer_operands(torch.int64),
+                              [integer_operands(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8)])
 
 
 SMALL_THEN_LARGE = """

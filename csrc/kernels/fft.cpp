@@ -41,13 +41,21 @@ struct Plan {
   std::mutex launching;  // VkFFT sets its kernels' arguments, then enqueues them
 };
 
+struct Plans {
+  std::mutex mutex;
+  std::map<PlanKey, std::unique_ptr<Plan>> by_key;  // kept until exit, as compiled kernels are
+};
+
+Plans& plans() {
+  static Plans* p = new Plans();
+  return *p;
+}
+
 // The buffers a plan is built with are only needed for its set-up: launches name their own.
 Plan& plan_for(runtime::Device& device, cl_command_queue q, Kind kind, size_t n, size_t batch, bool fp64,
                bool inverse, FftOperand data, FftOperand real) {
-  static std::mutex mutex;
-  static std::map<PlanKey, std::unique_ptr<Plan>> plans;  // kept until exit, as compiled kernels are
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = plans[PlanKey{q, kind, n, batch, fp64, inverse}];
+  std::lock_guard<std::mutex> lock(plans().mutex);
+  auto& slot = plans().by_key[PlanKey{q, kind, n, batch, fp64, inverse}];
   if (slot) return *slot;
   auto plan = std::make_unique<Plan>();
   plan->device = device.id();
@@ -141,6 +149,11 @@ void run(runtime::Device& device, cl_command_queue q, c10::ScalarType real_type,
 }
 
 }  // namespace
+
+size_t fft_plan_count() {
+  std::lock_guard<std::mutex> lock(plans().mutex);
+  return plans().by_key.size();
+}
 
 int64_t fft_plan_batch(int64_t n, int64_t batch) {
   int64_t rounded = 1;

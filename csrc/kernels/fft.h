@@ -33,6 +33,8 @@ constexpr size_t kFftMaxLength = 16384;
 constexpr int64_t kFftPaddedElements = int64_t(1) << 18;
 // The batch a transform of `batch` sequences of n elements runs over.
 int64_t fft_plan_batch(int64_t n, int64_t batch);
+// The plans built so far in this process (each compiled one VkFFT program).
+size_t fft_plan_count();
 
 // float32, and float64 on devices with fp64: the real type of the transform.
 bool fft_supports(c10::ScalarType real_type, const runtime::Device& device);

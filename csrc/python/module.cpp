@@ -15,6 +15,7 @@
 #include "core/generator.h"
 #include "core/host_allocator.h"
 #include "kernels/blas.h"
+#include "kernels/fft.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/kernel_library.h"
 #include "python/bindings.h"
@@ -235,6 +236,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
 
+  m.def("_fft_plan_count", [] { return kernels::fft_plan_count(); });
   m.def("_program_cache_stats", [] {
     auto s = runtime::program_cache_stats();
     py::dict d;
