@@ -109,6 +109,36 @@ def test_foreach_programs_do_not_depend_on_the_list_length(count):
         torch.testing.assert_close(p.cpu(), e)
 
 
+def test_small_foreach_calls_share_one_program_per_list_count():
+    # Calls of at most 8192 elements pass their operation as an argument: every in-place operation
+    # of one list count (add, mul, div, lerp, addcmul, addcdiv, sqrt) runs through one program.
+    xs_cpu = [torch.rand(3 + k, 4) + 0.5 for k in range(5)]
+    ys_cpu, zs_cpu = [x * 2 for x in xs_cpu], [x + 1 for x in xs_cpu]
+    xs, ys, zs = ([t.to("ocl") for t in ts] for ts in (xs_cpu, ys_cpu, zs_cpu))
+
+    def ops(xs, ys, zs):
+        torch._foreach_add_(xs, 1.5)
+        torch._foreach_mul_(xs, 0.5)
+        torch._foreach_div_(xs, 3.0)
+        torch._foreach_sqrt_(xs)
+        torch._foreach_add_(xs, ys, alpha=2.0)
+        torch._foreach_mul_(xs, ys)
+        torch._foreach_div_(xs, zs)
+        torch._foreach_lerp_(xs, ys, 0.25)
+        torch._foreach_addcmul_(xs, ys, zs, value=0.5)
+        torch._foreach_addcdiv_(xs, ys, zs, value=2.0)
+
+    w = [torch.ones(3, device="ocl")]
+    torch._foreach_add_(w, 1.0)  # the program of one list
+    torch._foreach_add_(w, w)  # of two
+    torch._foreach_addcmul_(w, w, w)  # of three
+    built, _ = programs_built(lambda: ops(xs, ys, zs))
+    assert built == 0
+    ops(xs_cpu, ys_cpu, zs_cpu)
+    for got, want in zip(xs, xs_cpu):
+        torch.testing.assert_close(got.cpu(), want)
+
+
 SHAPES_AND_LISTS = """
 import torch
 torch.manual_seed(0)
@@ -203,6 +233,47 @@ def test_small_integer_launches_compute_in_int64_through_one_program():
                               [integer_operands(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8)])
 
 
+def kernels_made(fn):
+    """How many kernel objects fn made beyond those this process had (PoCL compiles each on its
+    first launch)."""
+    before = drawbridge._C._program_cache_stats()["kernels"]
+    result = fn()
+    torch.ocl.synchronize()
+    return drawbridge._C._program_cache_stats()["kernels"] - before, result
+
+
+def test_small_launches_of_every_operation_share_one_kernel_per_arity():
+    # Up to 2048 elements, the one-line operations of the unary, binary, ternary, special-function
+    # and activation-backward files run as cases of their generic program's dispatch kernel (one
+    # per arity and compute type), whatever their parameters: one compile serves every operation.
+    x_cpu, y_cpu = torch.linspace(-3, 3, 42).reshape(6, 7), torch.linspace(0.5, 4, 42).reshape(6, 7).flip(0)
+    i_cpu, j_cpu = integer_operands(torch.int64)[:2]
+    x, y, i, j = (t.to("ocl") for t in (x_cpu, y_cpu, i_cpu, j_cpu))
+    first = [lambda x, y, i, j: (x + y, -x, torch.addcmul(x, x, y), torch.special.i0(x), torch.special.zeta(y, y),
+                                 torch.ops.aten.tanh_backward(x, y), i + j, -i, torch.addcmul(i, i, j))]
+    cases = [
+        lambda x, y, i, j: (x * y, x - y, torch.sub(x, y, alpha=0.5), torch.atan2(x, y), x / y, x < y, x.sin(),
+                            x.exp(), y.log(), x.clamp(-1, 1), x.clamp(min=0.5), torch.nn.functional.softplus(x, 2, 3),
+                            torch.nn.functional.leaky_relu(x, 0.3), torch.addcdiv(x, x, y, value=0.5), torch.lerp(x, y, 0.25),
+                            torch.clamp(x, -y, y), torch.special.digamma(y), torch.special.i1e(x),
+                            torch.special.xlog1py(x, y), torch.ops.aten.sigmoid_backward(x, y),
+                            torch.ops.aten.hardtanh_backward(x, y, -1.0, 1.0)),
+        lambda x, y, i, j: (i * j, i // j, i % j, i << 2, i & j, ~i, i.abs(), i.clamp(-50, 50), torch.addcmul(i, j, j, value=2),
+                            torch.clamp(i, j, j + 10)),
+    ]
+    kernels_made(lambda: [case(x, y, i, j) for case in first])
+    made, results = kernels_made(lambda: [case(x, y, i, j) for case in cases])
+    assert made == 0
+    for case, result in zip(cases, results):
+        for got, want in zip(result, case(x_cpu, y_cpu, i_cpu, j_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want, equal_nan=True)
+    # The integer division's zero divisor still raises, and the dispatch kernel serves on after it.
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        (i // (j * 0)).cpu()
+    torch.testing.assert_close((i // j).cpu(), i_cpu // j_cpu)
+
+
 SMALL_THEN_LARGE = """
 import torch, drawbridge
 small, large = torch.randn(40, 30, device="ocl"), torch.randn(50, 50, device="ocl")
@@ -264,6 +335,30 @@ def test_small_reductions_of_other_dtypes_share_one_program_per_compute_type():
         for g, w in zip(got, want):
             assert g.dtype == w.dtype
             torch.testing.assert_close(g.cpu(), w)
+
+
+def test_small_integer_reductions_compute_in_int64_through_one_program():
+    # Up to 2048 input elements, reductions of integers and bools compute in int64 through run-time
+    # dtypes: one program per reduction serves every integer dtype, with each dtype's results
+    # (sums in the narrow dtype wrap as on the CPU).
+    def ops(x):  # argmax and argmin take no bools
+        indices = (x.argmax(1), x.argmin(0)) if x.dtype != torch.bool else ()
+        return (x.amax(1), x.amin(0), x.any(1), x.all(0), torch.count_nonzero(x, 1), x.sum(1),
+                x.sum(0, dtype=x.dtype), x.prod(1), x.max(1).values, x.max(1).indices) + indices
+
+    def values(dtype):
+        cpu = (torch.arange(117) * 37 % 256 - 128).reshape(9, 13).to(dtype)
+        return cpu, cpu.to("ocl")
+
+    first_cpu, first = values(torch.int64)
+    programs_built(lambda: ops(first))
+    others = [values(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8, torch.bool)]
+    built, results = programs_built(lambda: [ops(x) for _, x in others])
+    assert built == 0
+    for (x_cpu, _), result in zip(others, results):
+        for got, want in zip(result, ops(x_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
 
 
 REDUCTIONS_OF_ONE_DTYPE = """

@@ -105,6 +105,9 @@ void raise_device_errors(c10::DeviceIndex index, cl_command_queue queue) {
 
 void raise_device_assert(DeviceAssert code, const char* context) {
   TORCH_CHECK(code != DeviceAssert::zero_division, "ZeroDivisionError: an integer was divided by zero", context);
+  TORCH_CHECK(code != DeviceAssert::missing_operation,
+              "internal error: an elementwise kernel's generic program lacks the operation it was asked for "
+              "(not compiled for its compute type)", context);
   TORCH_CHECK(code != DeviceAssert::index_runtime_error, "index out of bounds: an index outside its dimension",
               context);
   TORCH_CHECK_INDEX(false, "index out of range: an index outside its dimension", context);

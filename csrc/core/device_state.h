@@ -35,6 +35,7 @@ enum class DeviceAssert : int {
   index_error = 1,          // IndexError: index_select, the index_* ops, take, put, advanced indexing
   index_runtime_error = 2,  // RuntimeError: gather, scatter, take_along_dim (and one_hot through scatter)
   zero_division = 3,        // RuntimeError "ZeroDivisionError": integer division or remainder by zero
+  missing_operation = 4,    // RuntimeError: a generic program's dispatcher lacks the operation asked for
 };
 
 // Raises the exception that `code` stands for (never DeviceAssert::none), `context` appended.

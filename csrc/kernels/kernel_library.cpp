@@ -13,6 +13,7 @@
 
 #include "core/device_state.h"
 #include "kernels/embedded_sources.h"
+#include "kernels/op_dispatch.h"
 
 namespace drawbridge::kernels {
 
@@ -91,7 +92,7 @@ std::string program_source(const std::string& file) {
   const auto& sources = embedded_sources();
   auto body = sources.find(file);
   TORCH_CHECK(body != sources.end(), "no embedded OpenCL source ", file);
-  return common_source() + "\n" + body->second;
+  return common_source() + "\n" + body->second + dispatch_source(file);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ namespace {
 constexpr size_t kMaxSlots = 8;    // SLOTS_1 .. SLOTS_8 in cl/foreach.cl
 constexpr uint64_t kCpuItem = 2048;  // elements per work-item on CPU devices (as the pointwise launcher)
 constexpr size_t kGpuGroup = 256, kCpuGroup = 16;
+// The most elements (of the list written) a foreach call may have to run its operation chosen at
+// run time (launch_foreach).
+constexpr uint64_t kSmallForeachCall = 4 * kSmallIteration;
 // Elements per partial norm on GPUs: each pass over the partials shrinks them this many times.
 constexpr uint64_t kGpuNormItem = 64;
 
@@ -124,7 +127,13 @@ void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool
                     const std::vector<uint64_t>& scalar_bits, const std::optional<at::Tensor>& scalar_tensor) {
   const at::Tensor& first = lists[0][0];
   runtime::Device& device = core::checked_device(first.device().index());
-  MultiTensorKernel spec{"foreach_apply", " -DOP=" + std::to_string(static_cast<int>(op)), {}};
+  // Calls of few elements (a test's, a small model's bookkeeping) pass the operation as an
+  // argument, so that one program serves every operation of their list count; longer ones compile
+  // it in, and their loops vectorize.
+  int64_t elements = 0;
+  for (const at::Tensor& t : lists[0]) elements += t.numel();
+  const bool dispatch = static_cast<uint64_t>(elements) <= kSmallForeachCall;
+  MultiTensorKernel spec{"foreach_apply", dispatch ? " -DOP_DISPATCH" : " -DOP=" + std::to_string(static_cast<int>(op)), {}};
   if (inplace) spec.options += " -DINPLACE";
   at::Tensor on_device;
   if (scalar_tensor) {
@@ -134,7 +143,9 @@ void launch_foreach(ForeachOp op, const std::vector<at::TensorList>& lists, bool
   // Without a scalar tensor the kernel never reads these: any valid buffer will do.
   const runtime::BufferRef scalar_ref =
       device.memory().resolve((on_device.defined() ? on_device : first).const_data_ptr());
+  const cl_ulong op_code = static_cast<cl_ulong>(op);
   spec.shared = {{sizeof(cl_mem), &scalar_ref.mem}, {sizeof(cl_ulong), &scalar_ref.offset}};
+  if (dispatch) spec.shared.push_back({sizeof(cl_ulong), &op_code});
   launch_multi_tensor(spec, lists, 0, scalar_bits);
 }
 

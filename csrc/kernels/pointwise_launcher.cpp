@@ -10,6 +10,7 @@
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
+#include "kernels/op_dispatch.h"
 
 namespace drawbridge::kernels {
 
@@ -77,13 +78,19 @@ std::string variant_options(const KernelSpec& spec, const Variant& v) {
   return options + " -DCT=" + compute;
 }
 
-runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant) {
+// The kernel of `spec` in `variant`, or with `dispatched` the dispatch kernel of its file's
+// generic program that runs it (kernels/op_dispatch.h).
+runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant,
+                            const DispatchedOp* dispatched) {
+  const char* name = dispatched ? dispatched->kernel : spec.name;
   std::string key(reinterpret_cast<const char*>(&variant), sizeof(variant));
-  key.append(spec.file).append(1, '|').append(spec.name).append(1, '|').append(spec.options);
+  key.append(spec.file).append(1, '|').append(name).append(1, '|').append(spec.options);
   thread_local std::unordered_map<std::string, runtime::Kernel*> kernels;
   auto it = kernels.find(key);
   if (it != kernels.end()) return *it->second;
-  runtime::Kernel& kernel = get_kernel(device, spec.file, variant_options(spec, variant), spec.name);
+  std::string options = variant_options(spec, variant);
+  if (dispatched) options += kOpDispatchOption;
+  runtime::Kernel& kernel = get_kernel(device, spec.file, options, name);
   kernels.emplace(std::move(key), &kernel);
   return kernel;
 }
@@ -240,7 +247,8 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     if (!((variant.dynamic >> k) & 1))
       variant.dtypes[k] =
           static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
-  runtime::Kernel& kernel = kernel_for(device, spec, variant);
+  const DispatchedOp* dispatched = variant.run_time_scalars && !spec.raw ? dispatched_op(spec.file, spec.name) : nullptr;
+  runtime::Kernel& kernel = kernel_for(device, spec, variant, dispatched);
   const bool chunked = variant.chunked;
 
   c10::SmallVector<cl_mem, kMaxOperands> buffers(nargs);
@@ -268,7 +276,24 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     args.push_back({sizeof(cl_mem), &buffers[k]});
     args.push_back({sizeof(cl_ulong), &offsets[k]});
   }
-  args.insert(args.end(), extra.begin(), extra.end());
+  // A dispatch kernel takes the operation's code, its parameters p and q, and the device's error
+  // flag. The operation's own arguments are its parameters' bits, or the error flag (an integer
+  // division's), which then stands in for p, unused.
+  cl_ulong dispatch_args[3] = {0, 0, 0};
+  cl_mem error_flag = nullptr;
+  if (dispatched) {
+    TORCH_INTERNAL_ASSERT(extra.size() <= 2, spec.name, ": more arguments than a dispatched operation takes");
+    dispatch_args[0] = dispatched->code;
+    for (size_t i = 0; i < extra.size(); ++i) {
+      TORCH_INTERNAL_ASSERT(extra[i].size == sizeof(cl_ulong), spec.name, ": an argument that is not 64 bits");
+      std::memcpy(&dispatch_args[1 + i], extra[i].value, sizeof(cl_ulong));
+    }
+    error_flag = device.error_flag();
+    for (cl_ulong& value : dispatch_args) args.push_back({sizeof(cl_ulong), &value});
+    args.push_back({sizeof(cl_mem), &error_flag});
+  } else {
+    args.insert(args.end(), extra.begin(), extra.end());
+  }
   cl_command_queue queue = core::current_queue(index);
   runtime::launch_args(kernel, queue, groups, local, args.data(), args.size());
   if (runtime::sync_mode()) core::raise_device_errors(index, queue);  // at the op, not at the next sync

@@ -101,14 +101,22 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   d.chunks = d.chunk ? (d.inner + d.chunk - 1) / d.chunk : 1;
   if (d.chunks == 0) d.chunks = 1;
 
-  const char* ct_token = dtype_token(spec.compute);
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype_token(iter.dtype(0)) && dtype_token(iter.dtype(input)) && ct_token, spec.name,
-                              " on ocl does not support dtype ", iter.dtype(input));
   // Small reductions of an input not in the compute type's dtype (float16, bfloat16, the integers
   // a sum widens) read and write through run-time dtypes (common.clh's dyn<k>): one program per
   // reduction and compute type. An input of the compute type's dtype keeps the static program its
-  // longer reductions use.
-  const bool dynamic = static_cast<uint64_t>(iter.numel()) <= kSmallIteration && iter.dtype(input) != spec.compute;
+  // longer reductions use. Small reductions of integers and bools compute in int64 (none of
+  // them is split, so no scratch is sized by the accumulator), always through run-time dtypes:
+  // one program then serves every integer dtype, whose results are the same (sums and products
+  // wrap alike after the store's truncation; comparisons and tests against zero see the same
+  // values).
+  const bool small = static_cast<uint64_t>(iter.numel()) <= kSmallIteration;
+  bool integers = c10::isIntegralType(spec.compute, /*includeBool=*/true);
+  for (int k = 0; k < iter.ntensors(); ++k) integers &= c10::isIntegralType(iter.dtype(k), /*includeBool=*/true);
+  const c10::ScalarType compute = small && integers ? c10::kLong : spec.compute;
+  const char* ct_token = dtype_token(compute);
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype_token(iter.dtype(0)) && dtype_token(iter.dtype(input)) && ct_token, spec.name,
+                              " on ocl does not support dtype ", iter.dtype(input));
+  const bool dynamic = small && (iter.dtype(input) != compute || integers);
   if (dynamic) d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
   const std::string out_token = dynamic ? "dyn0" : dtype_token(iter.dtype(0));
   const std::string in_token = dynamic ? "dyn1" : dtype_token(iter.dtype(input));
@@ -122,8 +130,8 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     options += " -DDENSE_RUN=1 -DLANE_BYTES=" + std::to_string(4 * props.vector_elements(1));
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
-    const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(spec.compute)));
-    if (!dynamic && iter.dtype(input) == spec.compute && width > 1)
+    const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(compute)));
+    if (!dynamic && iter.dtype(input) == compute && width > 1)
       options += " -DVECTOR_WIDTH=" + std::to_string(width);
   }
   options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;

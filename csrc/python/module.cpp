@@ -243,6 +243,7 @@ PYBIND11_MODULE(_C, m) {
     d["builds"] = s.builds;
     d["disk_hits"] = s.disk_hits;
     d["memory_hits"] = s.memory_hits;
+    d["kernels"] = s.kernels;
     return d;
   });
   bind_compiler(m);

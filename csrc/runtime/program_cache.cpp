@@ -333,6 +333,7 @@ Kernel& get_kernel(Device& device, const std::string& label, const std::string& 
                                          sizeof(size_t), &k->max_work_group_size, nullptr));
     k->name = kernel_name;
     slot = std::move(k);
+    ++cache().stats.kernels;
   }
   return *slot;
 }

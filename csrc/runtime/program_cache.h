@@ -25,6 +25,9 @@ struct ProgramCacheStats {
   uint64_t builds = 0;       // compiled from source
   uint64_t disk_hits = 0;    // loaded from a cached binary
   uint64_t memory_hits = 0;  // already built in this process
+  // Kernel objects made (one per kernel of a program, on its first use): PoCL compiles each
+  // kernel on its first launch, about 0.1 s apiece.
+  uint64_t kernels = 0;
 };
 
 // Where a program may come from. Some drivers report kernel argument info (custom kernels check

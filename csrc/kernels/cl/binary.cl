@@ -84,20 +84,6 @@ inline ct int_floor_divide(ct a, ct b) {
   if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
   return q;
 }
-// Integer division and remainder: a zero divisor sets the device's error flag to 3
-// (core::DeviceAssert::zero_division; the CPU raises ZeroDivisionError) and leaves the element.
-#define BINARY_DIVISION(name, expr)                                                             \
-  __kernel void b_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), __global int* error) { \
-    ELEMENTWISE_BEGIN                                                                           \
-    ct a = INPUT(1);                                                                            \
-    ct b = INPUT(2);                                                                            \
-    if (b == 0) {                                                                               \
-      atomic_xchg(error, 3);                                                                    \
-      continue;                                                                                 \
-    }                                                                                           \
-    OUTPUT(expr);                                                                               \
-    ELEMENTWISE_END                                                                             \
-  }
 BINARY_DIVISION(div_trunc, a / b)
 BINARY_DIVISION(div_floor, int_floor_divide(a, b))
 inline ct int_remainder(ct a, ct b) {

@@ -77,52 +77,71 @@
 #define READ_DEVICE(name) (*(__global const ct*)(name##_base + name##_offset))
 
 #if CT_IS_FLOAT
-#ifdef OP
-// foreach_apply: list 0 = RESULT of the inputs A, B, C (lists 0, 1, 2 with INPLACE, else 1, 2, 3)
-// and the scalar s (each slot's, or with SCALAR_ON_DEVICE a one-element device tensor's).
+#if defined(OP) || defined(OP_DISPATCH)
+// foreach_apply: list 0 = the operation's result of the inputs A, B, C (lists 0, 1, 2 with INPLACE,
+// else 1, 2, 3) and the scalar s (each slot's, or with SCALAR_ON_DEVICE a one-element device
+// tensor's). OP compiles one operation in; with OP_DISPATCH (the programs of small calls) the
+// kernel takes its operation's code as an argument and switches on it, one compile serving every
+// operation of an input count.
 #ifdef INPLACE
 #define A VALUE(0)
 #define B VALUE(1)
 #define C VALUE(2)
+#define FOREACH_INPUTS NLISTS
 #else
 #define A VALUE(1)
 #define B VALUE(2)
 #define C VALUE(3)
+#define FOREACH_INPUTS JOIN_LISTS(INPUTS_BESIDE_OUTPUT_, NLISTS)
+#define INPUTS_BESIDE_OUTPUT_2 1
+#define INPUTS_BESIDE_OUTPUT_3 2
+#define INPUTS_BESIDE_OUTPUT_4 3
 #endif
-// The operations: OP codes of kernels/multi_tensor_launcher.h's ForeachOp.
-#if OP == 0
-#define RESULT (A + s)
-#elif OP == 1
-#define RESULT (A + s * B)
-#elif OP == 2
-#define RESULT (A * s)
-#elif OP == 3
-#define RESULT (A * B)
-#elif OP == 4
-#define RESULT (A / s)
-#elif OP == 5
-#define RESULT (A / B)
-#elif OP == 6
-#define RESULT lerp_value(A, B, s)
-#elif OP == 7
-#define RESULT (A + s * B * C)
-#elif OP == 8
-#define RESULT (A + s * (B / C))
-#elif OP == 9
-#define RESULT sqrt(A)
-#elif OP == 10
-#define RESULT ((ct)0)
-#endif
+// The operations: codes of kernels/multi_tensor_launcher.h's ForeachOp.
+#define FOREACH_0 (A + s)
+#define FOREACH_1 (A + s * B)
+#define FOREACH_2 (A * s)
+#define FOREACH_3 (A * B)
+#define FOREACH_4 (A / s)
+#define FOREACH_5 (A / B)
+#define FOREACH_6 lerp_value(A, B, s)
+#define FOREACH_7 (A + s * B * C)
+#define FOREACH_8 (A + s * (B / C))
+#define FOREACH_9 sqrt(A)
+#define FOREACH_10 ((ct)0)
+// Token pasting of their own: an operation expands CAT (in its loads), which cannot be used
+// inside a macro CAT expanded.
+#define FOREACH_OP_(n) FOREACH_##n
+#define FOREACH_OP(n) FOREACH_OP_(n)
+#define FOREACH_CASES_OF_(n) FOREACH_CASES_##n
+#define FOREACH_CASES_OF(n) FOREACH_CASES_OF_(n)
 
+#ifdef SCALAR_ON_DEVICE
+#define FOREACH_SCALAR READ_DEVICE(scalar)
+#else
+#define FOREACH_SCALAR bits_to_ct(scalar_bits)
+#endif
+#ifdef OP
 __kernel void foreach_apply(DEVICE_VALUE(scalar) SLOT_PARAMETERS) {
   SLOT_BEGIN
-#ifdef SCALAR_ON_DEVICE
-  const ct s = READ_DEVICE(scalar);
-#else
-  const ct s = bits_to_ct(scalar_bits);
-#endif
-  for (ulong i = begin; i < end; ++i) SET(0, RESULT);
+  const ct s = FOREACH_SCALAR;
+  for (ulong i = begin; i < end; ++i) SET(0, FOREACH_OP(OP));
 }
+#else
+// The operations of each input count (an operation reads no list the program lacks).
+#define FOREACH_CASE(n) \
+  case n:               \
+    SET(0, FOREACH_##n); \
+    break;
+#define FOREACH_CASES_1 FOREACH_CASE(0) FOREACH_CASE(2) FOREACH_CASE(4) FOREACH_CASE(9) FOREACH_CASE(10)
+#define FOREACH_CASES_2 FOREACH_CASES_1 FOREACH_CASE(1) FOREACH_CASE(3) FOREACH_CASE(5) FOREACH_CASE(6)
+#define FOREACH_CASES_3 FOREACH_CASES_2 FOREACH_CASE(7) FOREACH_CASE(8)
+__kernel void foreach_apply(DEVICE_VALUE(scalar), ulong op_code SLOT_PARAMETERS) {
+  SLOT_BEGIN
+  const ct s = FOREACH_SCALAR;
+  for (ulong i = begin; i < end; ++i) switch (op_code) { FOREACH_CASES_OF(FOREACH_INPUTS) }
+}
+#endif
 #endif
 
 #ifdef NORM

@@ -2,17 +2,6 @@
 // Every iteration reads and writes only its own element: vectorized in place too (common.clh).
 #undef VECTORIZE_LOOP
 #define VECTORIZE_LOOP VECTORIZE_INDEPENDENT_LOOP
-#define TERNARY_P(name, expr)                                                                       \
-  __kernel void t_##name(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3), ulong p_bits) { \
-    ELEMENTWISE_BEGIN                                                                               \
-    ct a = INPUT(1);                                                                                \
-    ct b = INPUT(2);                                                                                \
-    ct c = INPUT(3);                                                                                \
-    ct p = bits_to_ct(p_bits);                                                                      \
-    OUTPUT(expr);                                                                                   \
-    ELEMENTWISE_END                                                                                 \
-  }
-
 // where(cond, a, b): the condition is read as it is stored (bool or uint8).
 __kernel void t_where(IterDesc d, OPERAND(0), OPERAND(1), OPERAND(2), OPERAND(3)) {
   ELEMENTWISE_BEGIN
