@@ -295,7 +295,7 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     args.insert(args.end(), extra.begin(), extra.end());
   }
   cl_command_queue queue = core::current_queue(index);
-  runtime::launch_args(kernel, queue, groups, local, args.data(), args.size());
+  runtime::launch_args(kernel, queue, groups, local, args.data(), args.size(), spec.name);  // b_mul, not b_dispatch
   if (runtime::sync_mode()) core::raise_device_errors(index, queue);  // at the op, not at the next sync
 }
 

@@ -61,8 +61,9 @@ double driver_enqueue_seconds() { return driver_ns.load(std::memory_order_relaxe
 void note_launch() { launches.fetch_add(1, std::memory_order_relaxed); }
 
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
-               const KernelArg* args, size_t nargs) {
-  OpScope scope(kernel.name.c_str());
+               const KernelArg* args, size_t nargs, const char* label) {
+  const char* name = label ? label : kernel.name.c_str();
+  OpScope scope(name);
   note_launch();
   cl_event done = nullptr;
   {
@@ -73,14 +74,14 @@ void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* g
     DB_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.handle, dims, nullptr, global, local, 0, nullptr,
                                        kernel_timing() ? &done : nullptr));
   }
-  if (done) record_kernel_time(kernel.name, done);
+  if (done) record_kernel_time(name, done);
   after_enqueue(q);
 }
 
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs) {
+                 size_t nargs, const char* label) {
   const size_t global = groups * local;
-  launch_nd(kernel, q, 1, &global, &local, args, nargs);
+  launch_nd(kernel, q, 1, &global, &local, args, nargs, label);
 }
 
 void enqueue_copy(cl_command_queue q, const BufferRef& src, const BufferRef& dst, size_t bytes) {

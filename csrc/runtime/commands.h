@@ -37,12 +37,14 @@ struct KernelArg {
 // An N-d launch (1 to 3 dimensions): global[d] work-items in work-groups of local[d] (null: the
 // driver's choice). No global offsets: PoCL compiles a kernel once per local size and again for a
 // non-zero offset, so a kernel that numbers its items from elsewhere takes that as an argument.
+// `label` is the name profiles show (default: the kernel's), e.g. the operation a dispatch kernel
+// runs (kernels/op_dispatch.h).
 void launch_nd(Kernel& kernel, cl_command_queue q, cl_uint dims, const size_t* global, const size_t* local,
-               const KernelArg* args, size_t nargs);
+               const KernelArg* args, size_t nargs, const char* label = nullptr);
 
 // 1-D launch of `groups` work-groups of `local` work-items each.
 void launch_args(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const KernelArg* args,
-                 size_t nargs);
+                 size_t nargs, const char* label = nullptr);
 
 template <typename... Args>
 void launch(Kernel& kernel, cl_command_queue q, size_t groups, size_t local, const Args&... args) {

@@ -28,6 +28,9 @@ def main(case):
     dist.all_reduce(x)  # the group works before the fault
     if rank == 1:
         if case == "dies":
+            # Once rank 0 waits in the next collective: a rank whose collective returned may
+            # still be sending its last bytes, and dying then failed rank 0's first one instead.
+            time.sleep(1.0)
             os._exit(3)
         if case == "stalls":
             time.sleep(TIMEOUT * 3)
