@@ -12,7 +12,8 @@ At exit, before finalization, we run one tiny backward on ocl straight through t
 without stashing anything. The worker handles graph tasks in order, so once it returns the
 earlier task has been released. The tensors of this last task are kept alive for good (three
 0-d tensors): were their Python objects freed first, the worker's release of the task would
-have to take the GIL to free them, which is the same race again.
+have to take the GIL to free them, which is the same race again. The device is then synchronized,
+so that no kernel is compiled or run while the process tears down.
 """
 
 import atexit
@@ -35,6 +36,9 @@ def _drain_autograd_worker() -> None:
         # Accumulating into x.grad returns nothing: a returned gradient would be one more Python
         # object whose release the worker's copy outlives.
         torch.autograd.Variable._execution_engine.run_backward((y,), (seed,), False, False, (), True, True)
+        # Its kernels done before finalization: PoCL compiles a kernel on its own thread at first
+        # launch, and LLVM crashed there while the process tore down around it.
+        torch.ocl.synchronize()
     except Exception:  # a broken device at exit must not turn into a second error
         pass
 
