@@ -361,6 +361,42 @@ def test_small_integer_reductions_compute_in_int64_through_one_program():
             torch.testing.assert_close(got.cpu(), want)
 
 
+def test_small_reductions_of_every_kind_share_one_kernel_per_compute_type():
+    # Up to 2048 input elements, every reduction of reduce.cl runs as a case of its compute type's
+    # dispatch kernel (r_dispatch), whatever its accumulator (sums, Welford moments, value-index
+    # pairs), layout or parameter: one compile serves them all.
+    x_cpu = torch.linspace(-3, 3, 63).reshape(7, 9)
+    i_cpu = (torch.arange(63) * 37 % 101 - 50).reshape(7, 9)
+    x, i = x_cpu.to("ocl"), i_cpu.to("ocl")
+    kernels_made(lambda: (x.sum(1), i.sum(1)))
+    cases = [
+        lambda x, i: (x.sum(0), x.t().sum(1), x.prod(1), x.mean(0), x.amax(1), x.amin(0), x.nansum(1), x.var(1),
+                      x.std(0, correction=0), x.argmax(1), x.argmin(0), x.max(1).indices, x.norm(3, 1), x.norm(2, 0),
+                      x.norm(1, 1), x.norm(0, 1), x.norm(float("inf"), 0), x.norm(float("-inf"), 1), x.any(1),
+                      x.all(0), torch.count_nonzero(x, 1)),
+        lambda x, i: (i.sum(0), i.prod(1), i.amax(1), i.amin(0), i.argmax(1), i.argmin(0), i.any(1), i.all(0),
+                      torch.count_nonzero(i, 0)),
+    ]
+    made, results = kernels_made(lambda: [case(x, i) for case in cases])
+    assert made == 0
+    for case, result in zip(cases, results):
+        for got, want in zip(result, case(x_cpu, i_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
+
+
+def test_arg_extremes_of_several_nans_return_the_first():
+    # NaN is the extreme and the first index wins ties, also between NaNs that separate
+    # accumulators (lanes, work-items) found: the CPU's answer for short rows and long ones.
+    for length in (40, 5000):
+        x_cpu = torch.zeros(3, length)
+        x_cpu[:, 3] = x_cpu[:, 18] = float("nan")
+        x = x_cpu.to("ocl")
+        for op in (torch.argmax, torch.argmin):
+            assert torch.equal(op(x, 1).cpu(), op(x_cpu, 1))
+            assert op(x.flatten()).item() == op(x_cpu.flatten()).item()
+
+
 REDUCTIONS_OF_ONE_DTYPE = """
 import torch, drawbridge
 x = torch.randn(300, 200, device="ocl", dtype=torch.float64)

@@ -19,6 +19,7 @@ enum class OpShape : uint8_t {
   p,         // a compute-type parameter p
   pq,        // p and q
   division,  // the device's error flag, raised on a zero divisor
+  reduction,  // a REDUCTION of reduce.cl, whose frame and case that file's macros write
 };
 
 struct Shape {
@@ -30,9 +31,11 @@ constexpr Shape kShapes[] = {
     {"UNARY", 1, OpShape::plain},       {"UNARY_P", 1, OpShape::p},      {"UNARY_PQ", 1, OpShape::pq},
     {"BINARY", 2, OpShape::plain},      {"BINARY_P", 2, OpShape::p},     {"BINARY_PQ", 2, OpShape::pq},
     {"BINARY_DIVISION", 2, OpShape::division}, {"TERNARY_P", 3, OpShape::p},
+    {"REDUCTION", 0, OpShape::reduction},
 };
-constexpr const char* kPrefixes[] = {"", "u_", "b_", "t_"};
-constexpr const char* kDispatchKernels[] = {"", "u_dispatch", "b_dispatch", "t_dispatch"};
+// By arity; arity 0 is the reductions'.
+constexpr const char* kPrefixes[] = {"r_", "u_", "b_", "t_"};
+constexpr const char* kDispatchKernels[] = {"r_dispatch", "u_dispatch", "b_dispatch", "t_dispatch"};
 
 // "MACRO(name, expression)", optionally followed by a // comment, with MACRO one of kShapes.
 bool parse_op_line(const std::string& line, const Shape*& shape, std::string& name, std::string& expression) {
@@ -89,7 +92,7 @@ FileDispatch scan(const std::string& body) {
   const Shape* shape = nullptr;
   while (std::getline(lines, line)) {
     if (is_conditional(line)) {
-      for (int arity = 1; arity <= 3; ++arity) cases[arity] += line + "\n";
+      for (std::string& arity_cases : cases) arity_cases += line + "\n";
       continue;
     }
     if (!parse_op_line(line, shape, name, expression)) continue;
@@ -98,6 +101,10 @@ FileDispatch scan(const std::string& body) {
     auto it = file.ops.emplace(kernel, DispatchedOp{file.ops.size(), kDispatchKernels[shape->arity]}).first;
     std::string& out = cases[shape->arity];
     out += "    case " + std::to_string(it->second.code) + ": ";
+    if (shape->shape == OpShape::reduction) {
+      out += "REDUCE_DISPATCH_CASE(" + kernel + "); break;\n";
+      continue;
+    }
     if (shape->shape == OpShape::division)
       out += "if (b == 0) { atomic_xchg(error, " + std::to_string(static_cast<int>(core::DeviceAssert::zero_division)) +
              "); continue; } ";
@@ -108,6 +115,11 @@ FileDispatch scan(const std::string& body) {
   // device's error flag rather than leave the output unwritten.
   std::string& source = file.source;
   source = "\n#ifdef OP_DISPATCH\n";
+  const std::string missing = std::to_string(static_cast<int>(core::DeviceAssert::missing_operation));
+  if (cases[0].find("case ") != std::string::npos)
+    source += std::string("__kernel void ") + kDispatchKernels[0] +
+              "(REDUCE_DISPATCH_PARAMS, ulong op_code, __global int* error) {\n  REDUCE_DISPATCH_BEGIN\n"
+              "  switch (op_code) {\n" + cases[0] + "    default: atomic_xchg(error, " + missing + ");\n  }\n}\n";
   for (int arity = 1; arity <= 3; ++arity) {
     if (cases[arity].find("case ") == std::string::npos) continue;
     source += "#if NARGS == " + std::to_string(arity + 1) + "\n__kernel void " + kDispatchKernels[arity] + "(IterDesc d";
@@ -115,9 +127,7 @@ FileDispatch scan(const std::string& body) {
     source += ", ulong op_code, ulong p_bits, ulong q_bits, __global int* error) {\n  ELEMENTWISE_BEGIN\n";
     for (int k = 1; k <= arity; ++k) source += std::string("  ct ") + "abc"[k - 1] + " = INPUT(" + std::to_string(k) + ");\n";
     source += "  const ct p = bits_to_ct(p_bits), q = bits_to_ct(q_bits);\n  switch (op_code) {\n" + cases[arity] +
-              "    default: atomic_xchg(error, " +
-              std::to_string(static_cast<int>(core::DeviceAssert::missing_operation)) +
-              "); continue;\n  }\n  ELEMENTWISE_END\n}\n#endif\n";
+              "    default: atomic_xchg(error, " + missing + "); continue;\n  }\n  ELEMENTWISE_END\n}\n#endif\n";
   }
   source += "#endif  // OP_DISPATCH\n";
   return file;

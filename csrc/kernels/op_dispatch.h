@@ -1,4 +1,4 @@
-// The run-time operation switch of the elementwise families' generic programs.
+// The run-time operation switch of the elementwise and reduction families' generic programs.
 //
 // A small launch (kSmallIteration) runs its kernel's generic program, whose operands have
 // run-time dtypes. PoCL compiles each kernel of a program on its first launch (about 0.1 s each,
@@ -7,6 +7,8 @@
 // generic programs the one-line operations of a file ("UNARY(name, expression)" and the other
 // shapes of common.clh) are instead cases of one kernel per arity (u_dispatch, b_dispatch,
 // t_dispatch) that switches on an operation code at run time: one compile serves them all.
+// Small reductions do the same: each REDUCTION line of reduce.cl is a case of r_dispatch, whose
+// frame and case that file's REDUCE_DISPATCH_* macros write.
 //
 // The dispatch kernels are generated from the file's own lines: each case is the line's
 // expression, under the same #if lines as in the file, so that a case exists exactly where the
@@ -21,7 +23,7 @@ namespace drawbridge::kernels {
 
 struct DispatchedOp {
   uint64_t code;       // the case of the dispatch kernel
-  const char* kernel;  // the dispatch kernel: u_dispatch, b_dispatch or t_dispatch
+  const char* kernel;  // the dispatch kernel: r_dispatch, u_dispatch, b_dispatch or t_dispatch
 };
 
 // Option that builds a file's generic program with dispatch kernels instead of per-op ones.

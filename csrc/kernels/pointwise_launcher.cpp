@@ -78,21 +78,26 @@ std::string variant_options(const KernelSpec& spec, const Variant& v) {
   return options + " -DCT=" + compute;
 }
 
-// The kernel of `spec` in `variant`, or with `dispatched` the dispatch kernel of its file's
-// generic program that runs it (kernels/op_dispatch.h).
-runtime::Kernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant,
-                            const DispatchedOp* dispatched) {
-  const char* name = dispatched ? dispatched->kernel : spec.name;
+// The kernel a launch of `spec` in `variant` runs, with the operation it selects where that is
+// the dispatch kernel of its file's generic program (kernels/op_dispatch.h). Cached per thread
+// with the dispatch entry beside the kernel: the host path of a small launch looks up neither.
+struct LaunchKernel {
+  runtime::Kernel* kernel;
+  const DispatchedOp* dispatched;  // null: the kernel is spec.name itself
+};
+
+const LaunchKernel& kernel_for(runtime::Device& device, const KernelSpec& spec, const Variant& variant) {
   std::string key(reinterpret_cast<const char*>(&variant), sizeof(variant));
-  key.append(spec.file).append(1, '|').append(name).append(1, '|').append(spec.options);
-  thread_local std::unordered_map<std::string, runtime::Kernel*> kernels;
+  key.append(1, static_cast<char>(device.index())).append(spec.file).append(1, '|').append(spec.name);
+  key.append(1, '|').append(spec.options);
+  thread_local std::unordered_map<std::string, LaunchKernel> kernels;
   auto it = kernels.find(key);
-  if (it != kernels.end()) return *it->second;
+  if (it != kernels.end()) return it->second;
+  const DispatchedOp* dispatched = variant.run_time_scalars && !spec.raw ? dispatched_op(spec.file, spec.name) : nullptr;
   std::string options = variant_options(spec, variant);
   if (dispatched) options += kOpDispatchOption;
-  runtime::Kernel& kernel = get_kernel(device, spec.file, options, name);
-  kernels.emplace(std::move(key), &kernel);
-  return kernel;
+  runtime::Kernel& kernel = get_kernel(device, spec.file, options, dispatched ? dispatched->kernel : spec.name);
+  return kernels.emplace(std::move(key), LaunchKernel{&kernel, dispatched}).first->second;
 }
 
 // Whether a launch of a kernel with dynamic_dtypes runs its generic program: an iteration of at
@@ -235,8 +240,10 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
   if (variant.chunked)
     variant.vector_width =
         static_cast<uint8_t>(props.vector_elements(c10::elementSize(spec.raw ? iter.dtype(0) : compute)));
-  variant.contiguous =
-      !variant.chunked && ndim == 1 && (variant.dense | scalar_mask) == (uint64_t(1) << nargs) - 1;
+  // GPUs: dense operands index by the work-item's id alone, past kSmallIteration elements; below,
+  // the descriptor's walk costs nothing measurable and serves every layout from one program.
+  variant.contiguous = !variant.chunked && ndim == 1 && static_cast<uint64_t>(numel) > kSmallIteration &&
+                       (variant.dense | scalar_mask) == (uint64_t(1) << nargs) - 1;
   variant.index32 = iter.can_use_32bit_indexing();
   variant.raw = spec.raw;
   variant.compute = static_cast<int8_t>(compute);
@@ -247,8 +254,9 @@ void launch_pointwise_impl(at::TensorIteratorBase& iter, const KernelSpec& spec,
     if (!((variant.dynamic >> k) & 1))
       variant.dtypes[k] =
           static_cast<int8_t>(((variant.scalar_mask >> k) & 1) && !spec.raw ? spec.compute : iter.dtype(k));
-  const DispatchedOp* dispatched = variant.run_time_scalars && !spec.raw ? dispatched_op(spec.file, spec.name) : nullptr;
-  runtime::Kernel& kernel = kernel_for(device, spec, variant, dispatched);
+  const LaunchKernel& launch_kernel = kernel_for(device, spec, variant);
+  runtime::Kernel& kernel = *launch_kernel.kernel;
+  const DispatchedOp* dispatched = launch_kernel.dispatched;
   const bool chunked = variant.chunked;
 
   c10::SmallVector<cl_mem, kMaxOperands> buffers(nargs);

@@ -6,6 +6,7 @@
 
 #include "core/device_state.h"
 #include "kernels/kernel_library.h"
+#include "kernels/op_dispatch.h"
 #include "kernels/pointwise_launcher.h"
 #include "runtime/commands.h"
 
@@ -101,14 +102,14 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   d.chunks = d.chunk ? (d.inner + d.chunk - 1) / d.chunk : 1;
   if (d.chunks == 0) d.chunks = 1;
 
-  // Small reductions of an input not in the compute type's dtype (float16, bfloat16, the integers
-  // a sum widens) read and write through run-time dtypes (common.clh's dyn<k>): one program per
-  // reduction and compute type. An input of the compute type's dtype keeps the static program its
-  // longer reductions use. Small reductions of integers and bools compute in int64 (none of
-  // them is split, so no scratch is sized by the accumulator), always through run-time dtypes:
-  // one program then serves every integer dtype, whose results are the same (sums and products
-  // wrap alike after the store's truncation; comparisons and tests against zero see the same
-  // values).
+  // Small reductions of every kind run the one dispatch kernel of their compute type's generic
+  // program (kernels/op_dispatch.h), a work-item per output, whatever the device class: at most
+  // kSmallIteration elements take microseconds either way, and a cold test run had compiled the
+  // kernels of every reduction in every dtype for them. They read and write through run-time
+  // dtypes (common.clh's dyn<k>). Those of integers and bools compute in int64 (none is split,
+  // so no scratch is sized by the accumulator): one program then serves every integer dtype,
+  // whose results are the same (sums and products wrap alike after the store's truncation;
+  // comparisons and tests against zero see the same values).
   const bool small = static_cast<uint64_t>(iter.numel()) <= kSmallIteration;
   bool integers = c10::isIntegralType(spec.compute, /*includeBool=*/true);
   for (int k = 0; k < iter.ntensors(); ++k) integers &= c10::isIntegralType(iter.dtype(k), /*includeBool=*/true);
@@ -116,10 +117,30 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   const char* ct_token = dtype_token(compute);
   TORCH_CHECK_NOT_IMPLEMENTED(dtype_token(iter.dtype(0)) && dtype_token(iter.dtype(input)) && ct_token, spec.name,
                               " on ocl does not support dtype ", iter.dtype(input));
-  const bool dynamic = small && (iter.dtype(input) != compute || integers);
-  if (dynamic) d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
-  const std::string out_token = dynamic ? "dyn0" : dtype_token(iter.dtype(0));
-  const std::string in_token = dynamic ? "dyn1" : dtype_token(iter.dtype(input));
+  auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };
+  runtime::BufferRef out = ref(0), in = d.inner ? ref(input) : out, out2 = noutputs == 2 ? ref(1) : out;
+  cl_ulong out_off = out.offset, in_off = in.offset, out2_off = out2.offset;
+  cl_command_queue queue = core::current_queue(index);
+  const std::string kernel_name = std::string("r_") + spec.name;
+  if (small) {
+    const DispatchedOp* dispatched = dispatched_op("reduce.cl", kernel_name);
+    TORCH_INTERNAL_ASSERT(dispatched, kernel_name, " is not a REDUCTION of reduce.cl");
+    d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
+    runtime::Kernel& kernel = get_kernel(device, "reduce.cl", std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") +
+                                                                   ct_token + kOpDispatchOption, dispatched->kernel);
+    const size_t local = dense_run ? 1 : std::min(kMinGroup, kernel.max_work_group_size);
+    const cl_ulong op_code = dispatched->code;
+    cl_mem error_flag = device.error_flag();
+    const runtime::KernelArg args[] = {{sizeof(d), &d},           {sizeof(cl_mem), &out.mem},
+                                       {sizeof(cl_ulong), &out_off}, {sizeof(cl_mem), &out2.mem},
+                                       {sizeof(cl_ulong), &out2_off}, {sizeof(cl_mem), &in.mem},
+                                       {sizeof(cl_ulong), &in_off},  {sizeof(uint64_t), &param},
+                                       {sizeof(cl_ulong), &op_code}, {sizeof(cl_mem), &error_flag}};
+    runtime::launch_args(kernel, queue, (d.num_outputs + local - 1) / local, local, args, std::size(args),
+                         kernel_name.c_str());  // r_sum, not r_dispatch
+    if (runtime::sync_mode()) core::raise_device_errors(index, queue);  // at the op, not at the next sync
+    return;
+  }
   // A program per reduction: the whole file's took PoCL 1.5 to 2.4 s to build, one reduction's 0.2
   // to 0.3, and a process rarely runs more than two of them on one dtype.
   std::string options = std::string(" -DONE_FAMILY -DKEEP_r_") + spec.name + "=KEEP_PROBE -DNARGS=1 -DWG=" +
@@ -131,14 +152,11 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
     const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(compute)));
-    if (!dynamic && iter.dtype(input) == compute && width > 1)
+    if (iter.dtype(input) == compute && width > 1)
       options += " -DVECTOR_WIDTH=" + std::to_string(width);
   }
-  options += std::string(" -DT0=") + out_token + " -DT1=" + in_token + " -DCT=" + ct_token;
-  auto ref = [&](int k) { return device.memory().resolve(iter.data_ptr(k)); };
-  runtime::BufferRef out = ref(0), in = d.inner ? ref(input) : out, out2 = noutputs == 2 ? ref(1) : out;
-  cl_ulong out_off = out.offset, in_off = in.offset, out2_off = out2.offset;
-  cl_command_queue queue = core::current_queue(index);
+  options += std::string(" -DT0=") + dtype_token(iter.dtype(0)) + " -DT1=" + dtype_token(iter.dtype(input)) +
+             " -DCT=" + ct_token;
   const uint64_t in_size = c10::elementSize(iter.dtype(input));
   if (dense_run && d.chunks == 1 && d.outer_ndim > 0 && d.in_outer_strides[0] == in_size && d.inner > 0 &&
       !(d.inner_ndim == 1 && d.in_inner_strides[0] == in_size)) {
@@ -150,12 +168,12 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     while (width > 16 && d.num_outputs / width < props.compute_units * 4) width /= 2;
     // At reduce.cl's default width the strip kernel comes from the program of the row kernels.
     const std::string cols_options = width == kDefaultColumns ? options : options + " -DCOLS=" + std::to_string(width);
-    runtime::Kernel& cols = get_kernel(device, "reduce.cl", cols_options, std::string("r_") + spec.name + "_cols");
+    runtime::Kernel& cols = get_kernel(device, "reduce.cl", cols_options, kernel_name + "_cols");
     runtime::launch(cols, queue, (d.num_outputs / row) * ((row + width - 1) / width), 1, d, out.mem, out_off, out2.mem,
                     out2_off, in.mem, in_off, param);
     return;
   }
-  runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name);
+  runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, kernel_name);
   size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
   // On CPU devices a work-group costs more than a short row: give each several outputs.
   if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / target_groups);
@@ -173,7 +191,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   cl_ulong part_off = part.offset;
   runtime::launch(kernel, queue, groups, local, d, out.mem, out_off, out2.mem, out2_off, in.mem, in_off, part.mem,
                   part_off, param);
-  runtime::Kernel& merge = get_kernel(device, "reduce.cl", options, std::string("r_") + spec.name + "_merge");
+  runtime::Kernel& merge = get_kernel(device, "reduce.cl", options, kernel_name + "_merge");
   runtime::launch(merge, queue, d.num_outputs, dense_run ? 1 : group_size(merge, d.chunks), d, out.mem, out_off,
                   out2.mem, out2_off, part.mem, part_off, param);
 }

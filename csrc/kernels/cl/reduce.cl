@@ -196,9 +196,20 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
 // the int64 stored in the second output, when the op has one; run is LANE_RUN, VECTOR_RUN, AMAX_RUN
 // or AMIN_RUN. A program built for one reduction (ONE_FAMILY, common.clh) defines its kernels only.
 // REDUCTION_1 takes the kernel's name r_<name>: a bare name may be a macro (OpenCL's any, all).
+// With OP_DISPATCH (small reductions, kernels/op_dispatch.h) a REDUCTION defines r_<name>_small
+// instead, one case of the generated r_dispatch kernel.
 #define REDUCTION(name, ...) CAT(REDUCTION_, FAMILY_KEPT(r_##name))(r_##name, __VA_ARGS__)
 #define REDUCTION_0(...)
-#define REDUCTION_1(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN)                              \
+#ifdef OP_DISPATCH
+#define REDUCTION_1(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN) \
+  REDUCTION_STORE(name, acc_t, PROJECT, INDEX)                                 \
+  REDUCTION_SMALL(name, acc_t, INIT, ACCUMULATE, MERGE)
+#else
+#define REDUCTION_1(name, acc_t, INIT, ACCUMULATE, MERGE, PROJECT, INDEX, RUN) \
+  REDUCTION_STORE(name, acc_t, PROJECT, INDEX)                                 \
+  REDUCTION_KERNELS(name, acc_t, INIT, ACCUMULATE, MERGE, RUN)
+#endif
+#define REDUCTION_STORE(name, acc_t, PROJECT, INDEX)                                                    \
   inline void name##_store(const ReduceDesc* d, ulong o, acc_t acc, ct p, __global char* out,           \
                            __global char* out2) {                                                      \
     const ulong dtype_codes = d->dtype_codes;                                                          \
@@ -208,7 +219,8 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
       ulong oi = offset_of(o, d->outer_ndim, d->outer_sizes, d->out2_strides);                        \
       *(__global long*)(out2 + oi) = INDEX;                                                            \
     }                                                                                                  \
-  }                                                                                                    \
+  }
+#define REDUCTION_KERNELS(name, acc_t, INIT, ACCUMULATE, MERGE, RUN)                                    \
   inline acc_t name##_tree(__local acc_t* scratch, acc_t acc, ct p) {                                  \
     uint lid = get_local_id(0);                                                                        \
     scratch[lid] = acc;                                                                                \
@@ -320,6 +332,37 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
       name##_store(&d, first + u, lanes[u], p, out_base + out_off, out2_base + out2_off);              \
   }
 
+// The whole reduction of output o by one work-item, over at most kSmallIteration elements in any
+// layout: LANES accumulators take the elements in turn and merge pairwise, which rounds like the
+// lanes of the longer kernels rather than like one running sum.
+#define SMALL_LANES 16
+#define REDUCTION_SMALL(name, acc_t, INIT, ACCUMULATE, MERGE)                                          \
+  inline void name##_small(const ReduceDesc* d, ulong o, __global char* out, __global char* out2,      \
+                           __global char* in_base, ct p) {                                             \
+    const ulong dtype_codes = d->dtype_codes;                                                          \
+    __global char* in = in_base + offset_of(o, d->outer_ndim, d->outer_sizes, d->in_outer_strides);   \
+    acc_t lanes[SMALL_LANES];                                                                          \
+    for (int u = 0; u < SMALL_LANES; ++u) lanes[u] = INIT;                                             \
+    for (ulong j = 0; j < d->inner; ++j) {                                                             \
+      ct x = TO(CT, LOAD(T1, in + offset_of(j, d->inner_ndim, d->inner_sizes, d->in_inner_strides)));  \
+      acc_t acc = lanes[j % SMALL_LANES];                                                              \
+      ACCUMULATE;                                                                                      \
+      lanes[j % SMALL_LANES] = acc;                                                                    \
+    }                                                                                                  \
+    MERGE_PAIRWISE(acc_t, lanes, SMALL_LANES, MERGE);                                                  \
+    name##_store(d, o, lanes[0], p, out, out2);                                                        \
+  }
+// The frame of the generated r_dispatch: a work-item per output.
+#define REDUCE_DISPATCH_PARAMS                                                                          \
+  ReduceDesc d, __global char *out_base, ulong out_off, __global char *out2_base, ulong out2_off,      \
+      __global char *in_base, ulong in_off, ulong p_bits
+#define REDUCE_DISPATCH_BEGIN                                                                           \
+  const ulong o = get_global_id(0);                                                                    \
+  if (o >= d.num_outputs) return;                                                                      \
+  const ct p = bits_to_ct(p_bits);                                                                     \
+  __global char *out = out_base + out_off, *out2 = out2_base + out2_off, *in = in_base + in_off;
+#define REDUCE_DISPATCH_CASE(name) name##_small(&d, o, out, out2, in, p)
+
 #define HAS_INDEX 0
 REDUCTION(sum, ct, (ct)0, acc += x, acc += other, acc, 0, VECTOR_RUN)
 REDUCTION(prod, ct, (ct)1, acc *= x, acc *= other, acc, 0, VECTOR_RUN)
@@ -367,16 +410,19 @@ REDUCTION(amin, ct, CAT(MAX_, CT), acc = x < acc ? x : acc, acc = other < acc ? 
 typedef struct { ct value; long index; } ValueIndex;
 #undef HAS_INDEX
 #define HAS_INDEX 1
+// SAME: ties, which the lower index wins; NaNs tie with each other (merged lanes each hold one).
 #if CT_IS_FLOAT
 #define GREATER(a, b) (isnan(a) ? !isnan(b) : (a) > (b))
 #define LESS(a, b) (isnan(a) ? !isnan(b) : (a) < (b))
+#define SAME(a, b) ((a) == (b) || (isnan(a) && isnan(b)))
 #else
 #define GREATER(a, b) ((a) > (b))
 #define LESS(a, b) ((a) < (b))
+#define SAME(a, b) ((a) == (b))
 #endif
 #define PICK(CMP, acc, v, i) \
-  if (acc.index < 0 || CMP(v, acc.value) || ((v) == acc.value && (i) < acc.index)) { acc.value = v; acc.index = i; }
+  if (acc.index < 0 || CMP(v, acc.value) || (SAME(v, acc.value) && (i) < acc.index)) { acc.value = v; acc.index = i; }
 #define PICK_IDX(CMP, acc, other) \
-  if (other.index >= 0 && (acc.index < 0 || CMP(other.value, acc.value) || (other.value == acc.value && other.index < acc.index))) acc = other;
+  if (other.index >= 0 && (acc.index < 0 || CMP(other.value, acc.value) || (SAME(other.value, acc.value) && other.index < acc.index))) acc = other;
 REDUCTION(max_index, ValueIndex, ((ValueIndex){0, -1}), PICK(GREATER, acc, x, (long)j), PICK_IDX(GREATER, acc, other), acc.value, acc.index, LANE_RUN)
 REDUCTION(min_index, ValueIndex, ((ValueIndex){0, -1}), PICK(LESS, acc, x, (long)j), PICK_IDX(LESS, acc, other), acc.value, acc.index, LANE_RUN)
