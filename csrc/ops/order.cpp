@@ -256,8 +256,9 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   cl_ulong n = seq.size(-1), step = seq.element_size(), sorter_step = sizeof(int64_t);
   cl_int right_arg = upper ? 1 : 0, use_sorter_arg = use_sorter ? 1 : 0;
   c10::DeviceGuard guard(self.device());
-  kernels::launch_pointwise(iter, {"sort.cl", "searchsorted", kernels::compute_type(common)}, n, step, sorter_step,
-                            right_arg, use_sorter_arg);
+  kernels::KernelSpec spec{"sort.cl", "searchsorted", kernels::compute_type(common)};
+  spec.dynamic_dtypes = true;  // the kernel touches its operands through their tokens alone
+  kernels::launch_pointwise(iter, spec, n, step, sorter_step, right_arg, use_sorter_arg);
   out.copy_(result.view(self.sizes()));
   return out;
 }
