@@ -361,6 +361,28 @@ def test_small_integer_reductions_compute_in_int64_through_one_program():
             torch.testing.assert_close(got.cpu(), want)
 
 
+def test_small_integer_scans_compute_in_int64_through_one_program():
+    # Row kernels (scans, cummax and cummin; mode's too, after its sort) of at most 2048 elements
+    # compute integers in int64: the int64 programs serve every integer dtype, with each dtype's
+    # results (a sum kept in int8 wraps as on the CPU).
+    def ops(x):
+        return (x.cumsum(1, dtype=x.dtype), x.cumprod(0, dtype=x.dtype), x.cummax(1).values, x.cummax(1).indices,
+                x.cummin(0).values)
+
+    def values(dtype):
+        cpu = (torch.arange(117) * 37 % 256 - 128).reshape(9, 13).to(dtype)
+        return cpu, cpu.to("ocl")
+
+    programs_built(lambda: ops(values(torch.int64)[1]))
+    others = [values(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8)]
+    built, results = programs_built(lambda: [ops(x) for _, x in others])
+    assert built == 0
+    for (x_cpu, _), result in zip(others, results):
+        for got, want in zip(result, ops(x_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
+
+
 def test_small_reductions_of_every_kind_share_one_kernel_per_compute_type():
     # Up to 2048 input elements, every reduction of reduce.cl runs as a case of its compute type's
     # dispatch kernel (r_dispatch), whatever its accumulator (sums, Welford moments, value-index

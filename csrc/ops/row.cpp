@@ -44,6 +44,9 @@ void launch_rows(std::initializer_list<at::Tensor> tensors, int64_t dim, const c
   (args.push_back({sizeof(Extra), &extra}), ...);
   kernels::KernelSpec spec{"row.cl", kernel, compute};
   spec.dynamic_dtypes = true;  // every row kernel touches its operands through their tokens
+  // Integer scans, cummax/cummin and mode keep their accumulators in registers and wrap, compare
+  // and test equality alike in int64, so small launches of every integer dtype share its program.
+  spec.widen_integers = true;
   spec.row_length = static_cast<uint64_t>(n);
   kernels::launch_pointwise_impl(iter, spec, args);
 }
