@@ -361,13 +361,14 @@ def test_small_integer_reductions_compute_in_int64_through_one_program():
             torch.testing.assert_close(got.cpu(), want)
 
 
-def test_small_integer_scans_compute_in_int64_through_one_program():
-    # Row kernels (scans, cummax and cummin; mode's too, after its sort) of at most 2048 elements
-    # compute integers in int64: the int64 programs serve every integer dtype, with each dtype's
-    # results (a sum kept in int8 wraps as on the CPU).
+def test_small_integer_scans_and_copies_compute_in_int64_through_one_program():
+    # Row kernels (scans, cummax and cummin; mode's too, after its sort) and copies between integer
+    # dtypes of at most 2048 elements compute in int64: the int64 programs serve every integer
+    # dtype, with each dtype's results (a sum kept in int8 wraps as on the CPU, a copy to int8
+    # truncates as the CPU's).
     def ops(x):
         return (x.cumsum(1, dtype=x.dtype), x.cumprod(0, dtype=x.dtype), x.cummax(1).values, x.cummax(1).indices,
-                x.cummin(0).values)
+                x.cummin(0).values, x.to(torch.int8 if x.dtype == torch.int16 else torch.int16), x.t().to(torch.int32))
 
     def values(dtype):
         cpu = (torch.arange(117) * 37 % 256 - 128).reshape(9, 13).to(dtype)

@@ -46,7 +46,7 @@ struct KernelSpec {
   // With dynamic_dtypes: a small launch whose operands are all integers or bool may compute in
   // int64 instead of a narrower integer type (pointwise_launcher.cpp, run_in_int64). Only for
   // kernels whose integer results are then the same, and which size no buffer or step by the
-  // compute type (the unary, binary and ternary families).
+  // compute type (the unary, binary, ternary and row families, and dtype-converting copies).
   bool widen_integers = false;
   // Elements behind each element of the iteration (a row kernel walks a whole row), for what counts
   // as a small iteration.

@@ -59,6 +59,9 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   }
   kernels::KernelSpec spec{"copy.cl", "copy", kernels::compute_type(dst_type)};
   spec.dynamic_dtypes = true;
+  // Between integers and bools int64 holds every value: the store's truncation gives each integer
+  // dtype's conversion (run_in_int64 leaves floating sources and bool outputs to their own type).
+  spec.widen_integers = true;
   kernels::launch_pointwise(iter, spec);
 }
 
