@@ -119,7 +119,8 @@ FileDispatch scan(const std::string& body) {
   if (cases[0].find("case ") != std::string::npos)
     source += std::string("__kernel void ") + kDispatchKernels[0] +
               "(REDUCE_DISPATCH_PARAMS, ulong op_code, __global int* error) {\n  REDUCE_DISPATCH_BEGIN\n"
-              "  switch (op_code) {\n" + cases[0] + "    default: atomic_xchg(error, " + missing + ");\n  }\n}\n";
+              "  switch (op_code) {\n" + cases[0] + "    default: atomic_xchg(error, " + missing + ");\n  }\n"
+              "  REDUCE_DISPATCH_END\n}\n";
   for (int arity = 1; arity <= 3; ++arity) {
     if (cases[arity].find("case ") == std::string::npos) continue;
     source += "#if NARGS == " + std::to_string(arity + 1) + "\n__kernel void " + kDispatchKernels[arity] + "(IterDesc d";

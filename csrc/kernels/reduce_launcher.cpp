@@ -128,7 +128,11 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
     runtime::Kernel& kernel = get_kernel(device, "reduce.cl", std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") +
                                                                    ct_token + kOpDispatchOption, dispatched->kernel);
+    // CPU devices: a work-item per run of outputs, as for longer reductions (a work-group costs
+    // more than a short row); GPUs: a work-item per output.
     const size_t local = dense_run ? 1 : std::min(kMinGroup, kernel.max_work_group_size);
+    d.per_group = dense_run ? std::max<uint64_t>(1, d.num_outputs / target_groups) : 1;
+    const uint64_t items = (d.num_outputs + d.per_group - 1) / d.per_group;
     const cl_ulong op_code = dispatched->code;
     cl_mem error_flag = device.error_flag();
     const runtime::KernelArg args[] = {{sizeof(d), &d},           {sizeof(cl_mem), &out.mem},
@@ -136,7 +140,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
                                        {sizeof(cl_ulong), &out2_off}, {sizeof(cl_mem), &in.mem},
                                        {sizeof(cl_ulong), &in_off},  {sizeof(uint64_t), &param},
                                        {sizeof(cl_ulong), &op_code}, {sizeof(cl_mem), &error_flag}};
-    runtime::launch_args(kernel, queue, (d.num_outputs + local - 1) / local, local, args, std::size(args),
+    runtime::launch_args(kernel, queue, (items + local - 1) / local, local, args, std::size(args),
                          kernel_name.c_str());  // r_sum, not r_dispatch
     if (runtime::sync_mode()) core::raise_device_errors(index, queue);  // at the op, not at the next sync
     return;

@@ -352,15 +352,16 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     MERGE_PAIRWISE(acc_t, lanes, SMALL_LANES, MERGE);                                                  \
     name##_store(d, o, lanes[0], p, out, out2);                                                        \
   }
-// The frame of the generated r_dispatch: a work-item per output.
+// The frame of the generated r_dispatch: a work-item per run of per_group outputs.
 #define REDUCE_DISPATCH_PARAMS                                                                          \
   ReduceDesc d, __global char *out_base, ulong out_off, __global char *out2_base, ulong out2_off,      \
       __global char *in_base, ulong in_off, ulong p_bits
 #define REDUCE_DISPATCH_BEGIN                                                                           \
-  const ulong o = get_global_id(0);                                                                    \
-  if (o >= d.num_outputs) return;                                                                      \
+  const ulong first = get_global_id(0) * d.per_group, last = min(first + d.per_group, d.num_outputs);  \
   const ct p = bits_to_ct(p_bits);                                                                     \
-  __global char *out = out_base + out_off, *out2 = out2_base + out2_off, *in = in_base + in_off;
+  __global char *out = out_base + out_off, *out2 = out2_base + out2_off, *in = in_base + in_off;       \
+  for (ulong o = first; o < last; ++o) {
+#define REDUCE_DISPATCH_END }
 #define REDUCE_DISPATCH_CASE(name) name##_small(&d, o, out, out2, in, p)
 
 #define HAS_INDEX 0
