@@ -19,7 +19,7 @@ enum class OpShape : uint8_t {
   p,         // a compute-type parameter p
   pq,        // p and q
   division,  // the device's error flag, raised on a zero divisor
-  reduction,  // a REDUCTION of reduce.cl, whose frame and case that file's macros write
+  reduction, // a REDUCTION of reduce.cl, whose frame and case that file's macros write
 };
 
 struct Shape {

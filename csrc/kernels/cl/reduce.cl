@@ -333,8 +333,8 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
   }
 
 // The whole reduction of output o by one work-item, over at most kSmallIteration elements in any
-// layout: LANES accumulators take the elements in turn and merge pairwise, which rounds like the
-// lanes of the longer kernels rather than like one running sum.
+// layout: SMALL_LANES accumulators take the elements in turn and merge pairwise, which rounds
+// like the lanes of the longer kernels rather than like one running sum.
 #define SMALL_LANES 16
 #define REDUCTION_SMALL(name, acc_t, INIT, ACCUMULATE, MERGE)                                          \
   inline void name##_small(const ReduceDesc* d, ulong o, __global char* out, __global char* out2,      \
