@@ -126,8 +126,10 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     const DispatchedOp* dispatched = dispatched_op("reduce.cl", kernel_name);
     TORCH_INTERNAL_ASSERT(dispatched, kernel_name, " is not a REDUCTION of reduce.cl");
     d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
-    runtime::Kernel& kernel = get_kernel(device, "reduce.cl", std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") +
-                                                                   ct_token + kOpDispatchOption, dispatched->kernel);
+    // The lanes of the longer kernels' dense runs (LANE_BYTES), so that a small row rounds as a long one.
+    std::string options = std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") + ct_token + kOpDispatchOption;
+    if (dense_run) options += " -DLANE_BYTES=" + std::to_string(4 * props.vector_elements(1));
+    runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, dispatched->kernel);
     // CPU devices: a work-item per run of outputs, as for longer reductions (a work-group costs
     // more than a short row); GPUs: a work-item per output.
     const size_t local = dense_run ? 1 : std::min(kMinGroup, kernel.max_work_group_size);

@@ -333,24 +333,43 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
   }
 
 // The whole reduction of output o by one work-item, over at most kSmallIteration elements in any
-// layout: SMALL_LANES accumulators take the elements in turn and merge pairwise, which rounds
-// like the lanes of the longer kernels rather than like one running sum.
-#define SMALL_LANES 16
+// layout, in LANE_RUN's order: LANES_OF(acc_t) accumulators take whole blocks of elements in
+// turn, the rest go to one running accumulator, and the lanes merge pairwise into it. Results
+// are those of the longer kernels on a dense row (a short row sums in order, as on the CPU).
+// Plain loops: unrolled, every case would multiply the dispatch kernel's compile time.
 #define REDUCTION_SMALL(name, acc_t, INIT, ACCUMULATE, MERGE)                                          \
   inline void name##_small(const ReduceDesc* d, ulong o, __global char* out, __global char* out2,      \
                            __global char* in_base, ct p) {                                             \
     const ulong dtype_codes = d->dtype_codes;                                                          \
     __global char* in = in_base + offset_of(o, d->outer_ndim, d->outer_sizes, d->in_outer_strides);   \
-    acc_t lanes[SMALL_LANES];                                                                          \
-    for (int u = 0; u < SMALL_LANES; ++u) lanes[u] = INIT;                                             \
-    for (ulong j = 0; j < d->inner; ++j) {                                                             \
-      ct x = TO(CT, LOAD(T1, in + offset_of(j, d->inner_ndim, d->inner_sizes, d->in_inner_strides)));  \
-      acc_t acc = lanes[j % SMALL_LANES];                                                              \
-      ACCUMULATE;                                                                                      \
-      lanes[j % SMALL_LANES] = acc;                                                                    \
+    enum { LANE_COUNT = LANES_OF(acc_t) };                                                             \
+    acc_t lanes[LANE_COUNT];                                                                           \
+    for (int u = 0; u < LANE_COUNT; ++u) lanes[u] = INIT;                                              \
+    ulong start = 0;                                                                                   \
+    for (; start + LANE_COUNT <= d->inner; start += LANE_COUNT) {                                      \
+      for (int u = 0; u < LANE_COUNT; ++u) {                                                           \
+        ulong j = start + u;                                                                           \
+        ct x = TO(CT, LOAD(T1, in + offset_of(j, d->inner_ndim, d->inner_sizes, d->in_inner_strides))); \
+        acc_t acc = lanes[u];                                                                          \
+        ACCUMULATE;                                                                                    \
+        lanes[u] = acc;                                                                                \
+      }                                                                                                \
     }                                                                                                  \
-    MERGE_PAIRWISE(acc_t, lanes, SMALL_LANES, MERGE);                                                  \
-    name##_store(d, o, lanes[0], p, out, out2);                                                        \
+    acc_t acc = INIT;                                                                                  \
+    for (ulong j = start; j < d->inner; ++j) {                                                         \
+      ct x = TO(CT, LOAD(T1, in + offset_of(j, d->inner_ndim, d->inner_sizes, d->in_inner_strides)));  \
+      ACCUMULATE;                                                                                      \
+    }                                                                                                  \
+    for (int width = LANE_COUNT / 2; width > 0; width /= 2) {                                          \
+      for (int u = 0; u < width; ++u) {                                                                \
+        acc_t acc = lanes[u], other = lanes[u + width];                                                \
+        MERGE;                                                                                         \
+        lanes[u] = acc;                                                                                \
+      }                                                                                                \
+    }                                                                                                  \
+    acc_t other = lanes[0];                                                                            \
+    MERGE;                                                                                             \
+    name##_store(d, o, acc, p, out, out2);                                                             \
   }
 // The frame of the generated r_dispatch: a work-item per run of per_group outputs.
 #define REDUCE_DISPATCH_PARAMS                                                                          \
