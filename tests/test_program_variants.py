@@ -337,6 +337,23 @@ def test_small_reductions_of_other_dtypes_share_one_program_per_compute_type():
             torch.testing.assert_close(g.cpu(), w)
 
 
+def assert_int64_programs_serve(ops, dtypes):
+    """ops(x) on an int64 matrix builds what it needs; on the same values in each of `dtypes` it
+    builds nothing more and gives the CPU's dtypes and values (sums in a narrow dtype wrap)."""
+    def values(dtype):
+        cpu = (torch.arange(117) * 37 % 256 - 128).reshape(9, 13).to(dtype)
+        return cpu, cpu.to("ocl")
+
+    programs_built(lambda: ops(values(torch.int64)[1]))
+    others = [values(t) for t in dtypes]
+    built, results = programs_built(lambda: [ops(x) for _, x in others])
+    assert built == 0
+    for (x_cpu, _), result in zip(others, results):
+        for got, want in zip(result, ops(x_cpu)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got.cpu(), want)
+
+
 def test_small_integer_reductions_compute_in_int64_through_one_program():
     # Up to 2048 input elements, reductions of integers and bools compute in int64 through run-time
     # dtypes: one program per reduction serves every integer dtype, with each dtype's results
@@ -346,19 +363,7 @@ def test_small_integer_reductions_compute_in_int64_through_one_program():
         return (x.amax(1), x.amin(0), x.any(1), x.all(0), torch.count_nonzero(x, 1), x.sum(1),
                 x.sum(0, dtype=x.dtype), x.prod(1), x.max(1).values, x.max(1).indices) + indices
 
-    def values(dtype):
-        cpu = (torch.arange(117) * 37 % 256 - 128).reshape(9, 13).to(dtype)
-        return cpu, cpu.to("ocl")
-
-    first_cpu, first = values(torch.int64)
-    programs_built(lambda: ops(first))
-    others = [values(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8, torch.bool)]
-    built, results = programs_built(lambda: [ops(x) for _, x in others])
-    assert built == 0
-    for (x_cpu, _), result in zip(others, results):
-        for got, want in zip(result, ops(x_cpu)):
-            assert got.dtype == want.dtype
-            torch.testing.assert_close(got.cpu(), want)
+    assert_int64_programs_serve(ops, (torch.int8, torch.int16, torch.int32, torch.uint8, torch.bool))
 
 
 def test_small_integer_scans_and_copies_compute_in_int64_through_one_program():
@@ -370,18 +375,7 @@ def test_small_integer_scans_and_copies_compute_in_int64_through_one_program():
         return (x.cumsum(1, dtype=x.dtype), x.cumprod(0, dtype=x.dtype), x.cummax(1).values, x.cummax(1).indices,
                 x.cummin(0).values, x.to(torch.int8 if x.dtype == torch.int16 else torch.int16), x.t().to(torch.int32))
 
-    def values(dtype):
-        cpu = (torch.arange(117) * 37 % 256 - 128).reshape(9, 13).to(dtype)
-        return cpu, cpu.to("ocl")
-
-    programs_built(lambda: ops(values(torch.int64)[1]))
-    others = [values(t) for t in (torch.int8, torch.int16, torch.int32, torch.uint8)]
-    built, results = programs_built(lambda: [ops(x) for _, x in others])
-    assert built == 0
-    for (x_cpu, _), result in zip(others, results):
-        for got, want in zip(result, ops(x_cpu)):
-            assert got.dtype == want.dtype
-            torch.testing.assert_close(got.cpu(), want)
+    assert_int64_programs_serve(ops, (torch.int8, torch.int16, torch.int32, torch.uint8))
 
 
 def test_small_reductions_of_every_kind_share_one_kernel_per_compute_type():
