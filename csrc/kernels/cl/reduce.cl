@@ -343,8 +343,9 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
     const ulong dtype_codes = d->dtype_codes;                                                          \
     __global char* in = in_base + offset_of(o, d->outer_ndim, d->outer_sizes, d->in_outer_strides);   \
     enum { LANE_COUNT = LANES_OF(acc_t) };                                                             \
+    const bool blocks = d->inner >= LANE_COUNT; /* a shorter row leaves the lanes at INIT */         \
     acc_t lanes[LANE_COUNT];                                                                           \
-    for (int u = 0; u < LANE_COUNT; ++u) lanes[u] = INIT;                                              \
+    for (int u = 0; blocks && u < LANE_COUNT; ++u) lanes[u] = INIT;                                    \
     ulong start = 0;                                                                                   \
     for (; start + LANE_COUNT <= d->inner; start += LANE_COUNT) {                                      \
       for (int u = 0; u < LANE_COUNT; ++u) {                                                           \
@@ -360,15 +361,17 @@ typedef CAT(CAT(MASK_, CT), VECTOR_WIDTH) maskv;
       ct x = TO(CT, LOAD(T1, in + offset_of(j, d->inner_ndim, d->inner_sizes, d->in_inner_strides)));  \
       ACCUMULATE;                                                                                      \
     }                                                                                                  \
-    for (int width = LANE_COUNT / 2; width > 0; width /= 2) {                                          \
-      for (int u = 0; u < width; ++u) {                                                                \
-        acc_t acc = lanes[u], other = lanes[u + width];                                                \
-        MERGE;                                                                                         \
-        lanes[u] = acc;                                                                                \
+    if (blocks) {                                                                                      \
+      for (int width = LANE_COUNT / 2; width > 0; width /= 2) {                                        \
+        for (int u = 0; u < width; ++u) {                                                              \
+          acc_t acc = lanes[u], other = lanes[u + width];                                              \
+          MERGE;                                                                                       \
+          lanes[u] = acc;                                                                              \
+        }                                                                                              \
       }                                                                                                \
+      acc_t other = lanes[0];                                                                          \
+      MERGE;                                                                                           \
     }                                                                                                  \
-    acc_t other = lanes[0];                                                                            \
-    MERGE;                                                                                             \
     name##_store(d, o, acc, p, out, out2);                                                             \
   }
 // The frame of the generated r_dispatch: a work-item per run of per_group outputs.
