@@ -378,6 +378,18 @@ def test_small_integer_scans_and_copies_compute_in_int64_through_one_program():
     assert_int64_programs_serve(ops, (torch.int8, torch.int16, torch.int32, torch.uint8))
 
 
+def test_small_gpu_launches_of_dense_and_strided_operands_share_one_program():
+    # On GPUs, launches of at most 2048 elements walk the descriptor whatever their layout: a dense
+    # one builds no CONTIGUOUS program beside the strided one (fill takes raw bits, no run-time dtypes).
+    if torch.ocl.get_device_properties().device_class != "gpu":
+        pytest.skip("CPU devices compile no CONTIGUOUS variant")
+    a, every_other = torch.empty(10, 12, device="ocl"), torch.empty(10, 24, device="ocl")[:, ::2]
+    programs_built(lambda: every_other.fill_(1.5))
+    built, _ = programs_built(lambda: a.fill_(2.5))
+    assert built == 0
+    assert torch.equal(a.cpu(), torch.full((10, 12), 2.5))
+
+
 def test_small_reductions_of_every_kind_share_one_kernel_per_compute_type():
     # Up to 2048 input elements, every reduction of reduce.cl runs as a case of its compute type's
     # dispatch kernel (r_dispatch), whatever its accumulator (sums, Welford moments, value-index
