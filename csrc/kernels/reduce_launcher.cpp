@@ -91,6 +91,10 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   // CPU devices get 3x as many: the driver deals them out in shrinking batches, and with fewer
   // its threads finished a 4 M-element sum ~8 % apart.
   const uint64_t target_groups = std::max<uint64_t>(props.compute_units * 8, 16) * (dense_run ? 3 : 1);
+  // On CPU devices a work-group costs more than a short row: unsplit reductions give each several
+  // outputs. Dense runs keep LANES_OF accumulators of each kernel's accumulator (cl/reduce.cl).
+  const uint64_t outputs_per_group = dense_run ? std::max<uint64_t>(1, d.num_outputs / target_groups) : 1;
+  const std::string lane_bytes = dense_run ? " -DLANE_BYTES=" + std::to_string(4 * props.vector_elements(1)) : "";
   const uint64_t min_chunk = kWorkGroup * 16;
   if (d.num_outputs < target_groups && d.inner > 2 * min_chunk) {
     d.chunks = std::min<uint64_t>((target_groups + d.num_outputs - 1) / d.num_outputs,
@@ -103,8 +107,8 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   if (d.chunks == 0) d.chunks = 1;
 
   // Small reductions of every kind run the one dispatch kernel of their compute type's generic
-  // program (kernels/op_dispatch.h), a work-item per output, whatever the device class: at most
-  // kSmallIteration elements take microseconds either way, and a cold test run had compiled the
+  // program (kernels/op_dispatch.h), whatever the device class: at most kSmallIteration elements
+  // take microseconds either way, and a cold test run had compiled the
   // kernels of every reduction in every dtype for them. They read and write through run-time
   // dtypes (common.clh's dyn<k>). Those of integers and bools compute in int64 (none is split,
   // so no scratch is sized by the accumulator): one program then serves every integer dtype,
@@ -126,14 +130,13 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     const DispatchedOp* dispatched = dispatched_op("reduce.cl", kernel_name);
     TORCH_INTERNAL_ASSERT(dispatched, kernel_name, " is not a REDUCTION of reduce.cl");
     d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
-    // The lanes of the longer kernels' dense runs (LANE_BYTES), so that a small row rounds as a long one.
+    // The lanes of the longer kernels' dense runs, so that a small row rounds as a long one.
     std::string options = std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") + ct_token + kOpDispatchOption;
-    if (dense_run) options += " -DLANE_BYTES=" + std::to_string(4 * props.vector_elements(1));
+    options += lane_bytes;
     runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, dispatched->kernel);
-    // CPU devices: a work-item per run of outputs, as for longer reductions (a work-group costs
-    // more than a short row); GPUs: a work-item per output.
+    // A work-item per run of outputs (CPU devices) or per output (GPUs).
     const size_t local = dense_run ? 1 : std::min(kMinGroup, kernel.max_work_group_size);
-    d.per_group = dense_run ? std::max<uint64_t>(1, d.num_outputs / target_groups) : 1;
+    d.per_group = outputs_per_group;
     const uint64_t items = (d.num_outputs + d.per_group - 1) / d.per_group;
     const cl_ulong op_code = dispatched->code;
     cl_mem error_flag = device.error_flag();
@@ -154,7 +157,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   if (dense_run) {
     // The accumulator count follows each kernel's accumulator (LANES_OF): one program per dtype
     // serves sums, Welford moments and (value, index) pairs alike.
-    options += " -DDENSE_RUN=1 -DLANE_BYTES=" + std::to_string(4 * props.vector_elements(1));
+    options += " -DDENSE_RUN=1" + lane_bytes;
     // Inputs already in the compute type are read as OpenCL vectors of the device's width
     // (VECTOR_RUN in cl/reduce.cl); OpenCL vectors have at most 16 elements.
     const uint64_t width = std::min<uint64_t>(16, props.vector_elements(c10::elementSize(compute)));
@@ -181,8 +184,7 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
   }
   runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, kernel_name);
   size_t local = dense_run ? 1 : group_size(kernel, d.chunk);
-  // On CPU devices a work-group costs more than a short row: give each several outputs.
-  if (dense_run && d.chunks == 1) d.per_group = std::max<uint64_t>(1, d.num_outputs / target_groups);
+  if (d.chunks == 1) d.per_group = outputs_per_group;
   const uint64_t groups = (d.num_outputs + d.per_group - 1) / d.per_group * d.chunks;
 
   if (d.chunks == 1) {
