@@ -243,6 +243,19 @@ def test_dynamic_shapes_compile_once_and_build_one_program():
     assert loads[1:] == loads[:1] * 4, f"programs built or loaded after the first size: {loads}"
 
 
+def test_graphs_that_generate_the_same_kernels_share_one_program():
+    """Graphs of differently named nodes (Inductor's FX graph cache keeps them apart) whose kernels
+    are the same build one program: the node names stay out of the OpenCL source."""
+    x = torch.randn(37, 5)
+    loaded = []
+    for fn in (lambda t: torch.sin(t.view(-1)), lambda t: torch.sin(t.flatten())):
+        assert_close_to_cpu(compiled(fn, x), fn(x))
+        stats = drawbridge._C._program_cache_stats()
+        loaded.append(stats["builds"] + stats["disk_hits"])
+    assert metrics.generated_kernel_count == 2
+    assert loaded[1] == loaded[0], "the second graph built or loaded a program of its own"
+
+
 def test_mark_dynamic_sizes_are_kernel_arguments():
     fn = lambda x: (x * 2).sum(-1)  # noqa: E731
     cf = torch.compile(fn)

@@ -33,9 +33,13 @@ class OpenCLWrapperCodegen(OpenCLKernelCalls, PythonWrapperCodegen):
         self.header.writeline("ocl_program = OpenCLProgram()")
 
     def add_opencl_kernel(self, name: str, source: str, signature: str, kind: str, origins: str) -> None:
-        comment = "".join(f"// {line.lstrip('# ')}\n" for line in origins.splitlines())
+        # The nodes a kernel computes are named in the wrapper, not in the OpenCL source: graphs
+        # of different ops that generate the same kernels then build the same program, which
+        # the runtime's and PoCL's caches serve once.
+        for line in origins.splitlines():
+            self.header.writeline(line)
         self.header.writeline(f"{name} = ocl_program.add({name!r}, {signature!r}, {kind!r}, r'''")
-        self.header.splice(comment + source, strip=False)
+        self.header.splice(source, strip=False)
         self.header.writeline("''')")
 
     def write_async_compile_wait(self) -> None:
