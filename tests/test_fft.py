@@ -131,14 +131,16 @@ def test_empty_and_launch_count():
 
 def test_plans_serve_one_direction_and_padded_batches():
     # A plan compiles VkFFT's kernel for one direction and one batch count; small transforms run
-    # over their batch rounded up to a power of four (the added rows zero), so batches 2 to 4
-    # share one plan. The length is one no other test plans.
+    # over their batch rounded up to a power of four, and a single short sequence as four (the
+    # added rows zero), so batches 1 to 4 share one plan. The length is one no other test plans.
     def plans_built(fn, x):
         before = drawbridge._C._fft_plan_count()
         torch.testing.assert_close(fn(x.to("ocl")).cpu(), fn(x), **TOL[torch.float32])
         return drawbridge._C._fft_plan_count() - before
 
     assert plans_built(torch.fft.fft, signal(2, 37, dtype=torch.float32, complex_=True)) == 1
+    assert plans_built(torch.fft.fft, signal(37, dtype=torch.float32, complex_=True)) == 0
+    assert plans_built(torch.fft.fft, signal(1, 37, dtype=torch.float32, complex_=True)) == 0
     assert plans_built(torch.fft.fft, signal(3, 37, dtype=torch.float32, complex_=True)) == 0
     assert plans_built(torch.fft.fft, signal(4, 37, dtype=torch.float32, complex_=True)) == 0
     assert plans_built(torch.fft.ifft, signal(3, 37, dtype=torch.float32, complex_=True)) == 1

@@ -446,3 +446,67 @@ def test_each_reduction_builds_a_program_of_its_own(run_py):
     out = run_py(REDUCTIONS_OF_ONE_DTYPE)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["0", "1"]
+
+
+def optimizer_state(count=3, seed=0):
+    """Parameters, gradients and two state lists (CPU tensors), of a few sizes."""
+    g = torch.Generator().manual_seed(seed)
+    return [[torch.randn(5 + 7 * k, generator=g).abs() + 0.1 for k in range(count)] for _ in range(4)]
+
+
+def fused_step(step, lists, device, **flags):
+    """`step` (a torch._fused_* op) on copies of `lists` on `device`, with a fresh step count;
+    returns the updated lists on the CPU."""
+    lists = [[t.to(device) for t in ts] for ts in lists]
+    for name in ("grad_scale", "found_inf"):
+        if flags.get(name) is not None:
+            flags[name] = flags[name].to(device)
+    if step is not torch._fused_sgd_:
+        steps = [torch.tensor(3.0, device=device) for _ in lists[0]]
+        step(*lists, [], steps, **flags)
+    else:
+        step(lists[0], lists[1], lists[2], **flags)
+    return [[t.cpu() for t in ts] for ts in lists]
+
+
+ADAM = dict(lr=0.01, beta1=0.9, beta2=0.999, weight_decay=0.1, eps=1e-8, amsgrad=False)
+SGD = dict(weight_decay=0.1, momentum=0.9, lr=0.1, dampening=0.1)
+
+
+@pytest.mark.parametrize("step, base, variants", [
+    (torch._fused_adam_, ADAM, [dict(maximize=True), dict(grad_scale=torch.tensor(4.0)),
+                                dict(grad_scale=torch.tensor(2.0), found_inf=torch.tensor(0.0)),
+                                dict(found_inf=torch.tensor(1.0))]),
+    (torch._fused_adamw_, ADAM, [dict(maximize=True), dict(grad_scale=torch.tensor(4.0))]),
+    (torch._fused_sgd_, SGD, [dict(nesterov=True), dict(is_first_step=True), dict(maximize=True),
+                              dict(grad_scale=torch.tensor(4.0), found_inf=torch.tensor(0.0))]),
+])
+def test_fused_optimizer_options_share_one_program(step, base, variants):
+    # maximize, AdamW's decay, Nesterov, the first step, a grad_scale and a found_inf are
+    # arguments of the step's kernel: only a list more (AMSGRAD's, SGD's momentum) takes a program.
+    lists = optimizer_state()
+    defaults = dict(maximize=False) if step is not torch._fused_sgd_ else dict(
+        maximize=False, nesterov=False, is_first_step=False)
+    fused_step(step if step is not torch._fused_adamw_ else torch._fused_adam_, lists, "ocl", **base, **defaults)
+    for variant in variants:
+        flags = {**base, **defaults, **variant}
+        built, got = programs_built(lambda: fused_step(step, lists, "ocl", **flags))
+        assert built == 0, f"{step.__name__} with {variant} built a program"
+        want = fused_step(step, lists, "cpu", **flags)
+        for got_list, want_list in zip(got, want):
+            for g, w in zip(got_list, want_list):
+                torch.testing.assert_close(g, w, atol=1e-6, rtol=1e-5)
+
+
+def test_foreach_norms_of_every_order_and_pass_share_one_program():
+    # Tensors past a work-item's elements take passes over their partials: every order and pass
+    # runs one program per dtype.
+    xs_cpu = [torch.randn(n) for n in (3, 5000, 70000)]
+    xs_cpu[1][17] = float("nan")
+    xs = [x.to("ocl") for x in xs_cpu]
+    torch._foreach_norm(xs[:1], 2)  # builds the program of float32
+    built, got = programs_built(lambda: [torch._foreach_norm(xs, ord) for ord in (1, 2, float("inf"))])
+    assert built == 0
+    for ord, norms in zip((1, 2, float("inf")), got):
+        for g, w in zip(norms, torch._foreach_norm(xs_cpu, ord)):
+            torch.testing.assert_close(g.cpu(), w, equal_nan=True, rtol=1e-5, atol=1e-5)

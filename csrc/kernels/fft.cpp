@@ -156,7 +156,7 @@ size_t fft_plan_count() {
 }
 
 int64_t fft_plan_batch(int64_t n, int64_t batch) {
-  int64_t rounded = 1;
+  int64_t rounded = n <= kFftShortLength ? 4 : 1;
   while (rounded < batch) rounded *= 4;
   return rounded * n <= kFftPaddedElements ? rounded : batch;
 }

@@ -30,7 +30,11 @@ constexpr size_t kFftMaxLength = 16384;
 // kFftPaddedElements elements once padded run over the batch rounded up to a power of four (the
 // added sequences zero; ops/fft.cpp): a few plans then serve every batch of a length, where a test
 // run had built a plan for nearly every (length, batch) it met. Longer ones keep their batch.
+// A single sequence of at most kFftShortLength elements runs as four, so that it shares the plan
+// of batches 2 to 4 (the three added sequences cost less than a launch; a plan is a VkFFT
+// program, about 0.35 s to build on PoCL).
 constexpr int64_t kFftPaddedElements = int64_t(1) << 18;
+constexpr int64_t kFftShortLength = 4096;
 // The batch a transform of `batch` sequences of n elements runs over.
 int64_t fft_plan_batch(int64_t n, int64_t batch);
 // The plans built so far in this process (each compiled one VkFFT program).

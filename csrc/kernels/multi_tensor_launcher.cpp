@@ -34,6 +34,14 @@ size_t slots_for(const runtime::DeviceProperties& props, size_t lists, size_t sh
   return std::clamp<size_t>(budget / per_slot, 1, kMaxSlots);
 }
 
+// The passes of cl/foreach.cl's foreach_norm: over the elements, then over the partials.
+enum NormPass : uint64_t { kLargestAbs, kSumOfAbs, kSumOfSquares, kLargestPartial, kSumOfPartials };
+
+uint64_t norm_of_elements(int ord) {
+  TORCH_INTERNAL_ASSERT(ord >= 0 && ord <= 2, "foreach_norm: order code ", ord);
+  return ord == 0 ? kLargestAbs : ord == 1 ? kSumOfAbs : kSumOfSquares;
+}
+
 }  // namespace
 
 bool multi_tensor_applies(const std::vector<at::TensorList>& lists, size_t value_lists) {
@@ -161,13 +169,14 @@ at::Tensor launch_foreach_norm(at::TensorList self, int ord) {
   if (nonempty.empty()) return at::zeros({static_cast<int64_t>(self.size())}, first.options().dtype(ct));
   at::Tensor partials;
   for (bool reduced = false, first_pass = true; !reduced; first_pass = false) {
-    const std::string options = " -DNORM=" + std::to_string(ord) + (first_pass ? "" : " -DPARTIALS");
+    const uint64_t pass = first_pass ? norm_of_elements(ord) : ord == 0 ? kLargestPartial : kSumOfPartials;
     std::vector<int64_t> items;  // work-items (partials) of each tensor with elements
     for (size_t k : nonempty) items.push_back((inputs[k].numel() + int64_t(item) - 1) / int64_t(item));
     reduced = std::all_of(items.begin(), items.end(), [](int64_t n) { return n == 1; });
     partials = at::empty({std::accumulate(items.begin(), items.end(), int64_t(0))}, first.options().dtype(ct));
     const runtime::BufferRef out = device.memory().resolve(partials.data_ptr());
-    MultiTensorKernel spec{"foreach_norm", options, {{sizeof(cl_mem), &out.mem}, {sizeof(cl_ulong), &out.offset}},
+    MultiTensorKernel spec{"foreach_norm", " -DFOREACH_NORM",
+                           {{sizeof(cl_mem), &out.mem}, {sizeof(cl_ulong), &out.offset}, {sizeof(pass), &pass}},
                            item};
     launch_multi_tensor(spec, {inputs}, 0, {});
     for (size_t j = 0, start = 0; j < nonempty.size(); start += items[j++])  // the next pass reduces them

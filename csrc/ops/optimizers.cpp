@@ -28,10 +28,21 @@ void push(std::vector<runtime::KernelArg>& args, const DeviceValue& v) {
   args.push_back({sizeof(cl_ulong), &v.offset});
 }
 
+// The step_flags bits of cl/foreach.cl's optimizer kernels: choices that select no program.
+enum StepFlag : uint64_t {
+  kLrTensor = 1,
+  kGradScale = 2,
+  kFoundInf = 4,
+  kMaximize = 8,
+  kAdamW = 16,
+  kNesterov = 32,
+  kFirstStep = 64,
+};
+
 // The device tensors a step reads, converted to the compute type; an absent one is represented
-// by a placeholder address its kernel never reads (its option is not set).
+// by a placeholder address its kernel never reads (its flag is not set).
 struct StepInputs {
-  std::string options;
+  uint64_t flags = 0;
   at::Tensor lr, grad_scale, found_inf;
   DeviceValue lr_at, grad_scale_at, found_inf_at;
 };
@@ -53,19 +64,19 @@ StepInputs step_inputs(const at::Tensor& param, c10::ScalarType compute, double&
   } else if (lr_tensor) {
     in.lr = on_device_as(*lr_tensor, param, compute, "lr");
     in.lr_at = device_value(in.lr);
-    in.options += " -DLR_TENSOR";
+    in.flags |= kLrTensor;
   }
   if (grad_scale && grad_scale->defined()) {
     in.grad_scale = on_device_as(*grad_scale, param, compute, "grad_scale");
     in.grad_scale_at = device_value(in.grad_scale);
-    in.options += " -DGRAD_SCALE";
+    in.flags |= kGradScale;
   }
   if (found_inf && found_inf->defined()) {
     in.found_inf = on_device_as(*found_inf, param, compute, "found_inf");
     in.found_inf_at = device_value(in.found_inf);
-    in.options += " -DFOUND_INF";
+    in.flags |= kFoundInf;
   }
-  if (maximize) in.options += " -DMAXIMIZE";
+  if (maximize) in.flags |= kMaximize;
   return in;
 }
 
@@ -115,16 +126,15 @@ void adam_steps(at::TensorList params, at::TensorList grads, at::TensorList exp_
   check_dtype(op, params[0].scalar_type(), Dtypes::Floating);
   const c10::ScalarType ct = kernels::compute_type(params[0].scalar_type());
   StepInputs in = step_inputs(params[0], ct, lr, lr_tensor, grad_scale, found_inf, maximize);
-  if (adamw) in.options += " -DADAMW";
-  if (amsgrad) in.options += " -DAMSGRAD";
+  if (adamw) in.flags |= kAdamW;
   std::vector<std::vector<at::Tensor>> lists{params.vec(), grads.vec(), exp_avgs.vec(), exp_avg_sqs.vec()};
   if (amsgrad) lists.push_back(max_exp_avg_sqs.vec());
   std::vector<at::Tensor> steps;  // on the device (PyTorch keeps them there for fused steps)
   for (const at::Tensor& step : state_steps) steps.push_back(step.to(params[0].device()));
   lists.push_back(std::move(steps));
-  const uint64_t scalars[] = {scalar_bits(lr, ct), scalar_bits(beta1, ct), scalar_bits(beta2, ct),
+  const uint64_t scalars[] = {scalar_bits(lr, ct), in.flags, scalar_bits(beta1, ct), scalar_bits(beta2, ct),
                               scalar_bits(weight_decay, ct), scalar_bits(eps, ct)};
-  kernels::MultiTensorKernel kernel{"adam_apply", " -DADAM_STEP" + in.options, {}};
+  kernels::MultiTensorKernel kernel{"adam_apply", amsgrad ? " -DADAM_STEP -DAMSGRAD" : " -DADAM_STEP", {}};
   for (const DeviceValue* v : {&in.lr_at, &in.grad_scale_at, &in.found_inf_at}) push(kernel.shared, *v);
   for (const uint64_t& s : scalars) kernel.shared.push_back({sizeof(uint64_t), &s});
   launch_step(kernel, op, std::move(lists), 1);
@@ -159,14 +169,13 @@ void sgd_steps(at::TensorList params, at::TensorList grads, at::TensorList momen
   check_dtype("_fused_sgd_", params[0].scalar_type(), Dtypes::Floating);
   const c10::ScalarType ct = kernels::compute_type(params[0].scalar_type());
   StepInputs in = step_inputs(params[0], ct, lr, lr_tensor, grad_scale, found_inf, maximize);
-  if (momentum != 0) in.options += " -DMOMENTUM";
-  if (nesterov) in.options += " -DNESTEROV";
-  if (is_first_step) in.options += " -DFIRST_STEP";
+  if (nesterov) in.flags |= kNesterov;
+  if (is_first_step) in.flags |= kFirstStep;
   std::vector<std::vector<at::Tensor>> lists{params.vec(), grads.vec()};
   if (momentum != 0) lists.push_back(momentum_buffers.vec());
-  const uint64_t scalars[] = {scalar_bits(lr, ct), scalar_bits(weight_decay, ct), scalar_bits(momentum, ct),
-                              scalar_bits(dampening, ct)};
-  kernels::MultiTensorKernel kernel{"sgd_apply", " -DSGD_STEP" + in.options, {}};
+  const uint64_t scalars[] = {scalar_bits(lr, ct), in.flags, scalar_bits(weight_decay, ct),
+                              scalar_bits(momentum, ct), scalar_bits(dampening, ct)};
+  kernels::MultiTensorKernel kernel{"sgd_apply", momentum != 0 ? " -DSGD_STEP -DMOMENTUM" : " -DSGD_STEP", {}};
   for (const DeviceValue* v : {&in.lr_at, &in.grad_scale_at, &in.found_inf_at}) push(kernel.shared, *v);
   for (const uint64_t& s : scalars) kernel.shared.push_back({sizeof(uint64_t), &s});
   launch_step(kernel, "_fused_sgd_", std::move(lists), 0);

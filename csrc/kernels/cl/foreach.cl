@@ -6,7 +6,7 @@
 // item being ITEM consecutive elements (one on GPUs; a run the compiler vectorizes on CPU
 // devices). All tensors are contiguous; list k holds dtype Tk, computed in CT.
 //
-// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), NORM (foreach_norm), UNSCALE
+// Options: NLISTS, SLOTS, ITEM; OP (foreach_apply's operation, below), FOREACH_NORM, UNSCALE
 // (GradScaler's), ADAM_STEP or SGD_STEP (the optimizer kernels), each with its own options listed there.
 
 // Token pasting for the slot and list macros: CAT cannot be used inside a macro CAT expanded.
@@ -144,35 +144,42 @@ __kernel void foreach_apply(DEVICE_VALUE(scalar), ulong op_code SLOT_PARAMETERS)
 #endif
 #endif
 
-#ifdef NORM
+#ifdef FOREACH_NORM
 // foreach_norm: a partial norm of each work-item's ITEM elements of list 0 at partials[item]
-// (work-items are numbered across launches): the sum of |x| (NORM 1) or of x * x (NORM 2), or
-// the largest |x| (NORM 0, infinity; NaN wins). With PARTIALS, list 0 holds the partials of the
-// pass before, summed (or their largest taken) as they are. Eight accumulators break the chain
-// of dependent additions (the compiler vectorizes them on CPU devices).
-#ifdef PARTIALS
-#define NORM_TERM(x) (x)
-#elif NORM == 2
-#define NORM_TERM(x) ((x) * (x))
-#else
-#define NORM_TERM(x) fabs(x)
-#endif
-#if NORM == 0
-#define NORM_COMBINE(acc, v) ((v) > (acc) || isnan(v) ? (v) : (acc))
-#else
-#define NORM_COMBINE(acc, v) ((acc) + (v))
-#endif
-#define NORM_ADD(acc, j) acc = NORM_COMBINE(acc, NORM_TERM(TO(CT, LOAD(T0, ELEMENT(0, j)))))
-__kernel void foreach_norm(__global char *partials_base, ulong partials_offset SLOT_PARAMETERS) {
+// (work-items are numbered across launches). The pass, an argument (one program serves every
+// norm and pass): the largest |x| (NaN wins), the sum of |x| or of x * x over the elements, or, over
+// the partials of the pass before, their largest or their sum (kernels/multi_tensor_launcher.cpp's
+// NormPass). Eight accumulators break the chain of dependent additions (the compiler vectorizes
+// them on CPU devices).
+#define NORM_MAX(acc, v) ((v) > (acc) || isnan(v) ? (v) : (acc))
+#define NORM_SUM(acc, v) ((acc) + (v))
+#define NORM_ABS(x) fabs(x)
+#define NORM_SQUARE(x) ((x) * (x))
+#define NORM_SELF(x) (x)
+#define NORM_ADD(acc, j, COMBINE, TERM) acc = COMBINE(acc, TERM(TO(CT, LOAD(T0, ELEMENT(0, j)))))
+#define NORM_LOOP(COMBINE, TERM)                                                       \
+  {                                                                                    \
+    ct acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                              \
+    ulong i = begin;                                                                   \
+    for (; i + 8 <= end; i += 8)                                                       \
+      for (int lane = 0; lane < 8; ++lane) NORM_ADD(acc[lane], i + lane, COMBINE, TERM); \
+    for (; i < end; ++i) NORM_ADD(acc[0], i, COMBINE, TERM);                           \
+    for (int lane = 1; lane < 8; ++lane) acc[0] = COMBINE(acc[0], acc[lane]);          \
+    result = acc[0];                                                                   \
+  }                                                                                    \
+  break;
+__kernel void foreach_norm(__global char *partials_base, ulong partials_offset, ulong pass SLOT_PARAMETERS) {
   SLOT_BEGIN
   if (begin >= end) return;
-  ct acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  ulong i = begin;
-  for (; i + 8 <= end; i += 8)
-    for (int lane = 0; lane < 8; ++lane) NORM_ADD(acc[lane], i + lane);
-  for (; i < end; ++i) NORM_ADD(acc[0], i);
-  for (int lane = 1; lane < 8; ++lane) acc[0] = NORM_COMBINE(acc[0], acc[lane]);
-  ((__global ct *)(partials_base + partials_offset))[item] = acc[0];
+  ct result = 0;
+  switch (pass) {
+    case 0: NORM_LOOP(NORM_MAX, NORM_ABS)
+    case 1: NORM_LOOP(NORM_SUM, NORM_ABS)
+    case 2: NORM_LOOP(NORM_SUM, NORM_SQUARE)
+    case 3: NORM_LOOP(NORM_MAX, NORM_SELF)
+    default: NORM_LOOP(NORM_SUM, NORM_SELF)
+  }
+  ((__global ct *)(partials_base + partials_offset))[item] = result;
 }
 #endif
 
@@ -196,37 +203,41 @@ __kernel void foreach_unscale(DEVICE_VALUE(inv_scale), __global char *found_inf_
 
 // ---- fused optimizer steps (fused=True) ---------------------------------------------------------
 // The formulas are CUDA's fused kernels': the gradient is unscaled (and stored back) when a
-// grad_scale is given (GRAD_SCALE), a set found_inf flag (FOUND_INF) leaves everything unchanged,
-// a tensor learning rate (LR_TENSOR) and both flags are read on the device, so a step never waits
-// for the host. MAXIMIZE negates the gradient.
-#ifdef GRAD_SCALE
-#define UNSCALED_GRAD(g)          \
-  g = g / READ_DEVICE(grad_scale); \
-  SET(1, g);
-#else
-#define UNSCALED_GRAD(g)
-#endif
-#ifdef MAXIMIZE
-#define DIRECTED(g) (-(g))
-#else
-#define DIRECTED(g) (g)
-#endif
-#ifdef FOUND_INF
-#define RETURN_IF_FOUND_INF \
-  if (READ_DEVICE(found_inf) != 0) return;
-#else
-#define RETURN_IF_FOUND_INF
-#endif
-#ifdef LR_TENSOR
-#define LEARNING_RATE READ_DEVICE(lr_tensor)
-#else
-#define LEARNING_RATE bits_to_ct(lr_bits)
-#endif
-#define STEP_ARGUMENTS DEVICE_VALUE(lr_tensor), DEVICE_VALUE(grad_scale), DEVICE_VALUE(found_inf), ulong lr_bits
+// grad_scale is given, a set found_inf flag leaves everything unchanged, a tensor learning rate
+// and both flags are read on the device, so a step never waits for the host; maximize negates the
+// gradient. Those choices are bits of the step_flags argument (ops/optimizers.cpp's StepFlag), not
+// options: one program serves every combination. Each tests one uniform value, outside the loop
+// or as a branch every work-item takes alike.
+#define STEP_LR_TENSOR 1
+#define STEP_GRAD_SCALE 2
+#define STEP_FOUND_INF 4
+#define STEP_MAXIMIZE 8
+#define STEP_ADAMW 16
+#define STEP_NESTEROV 32
+#define STEP_FIRST 64
+#define STEP_HAS(flag) ((step_flags & (flag)) != 0)
+#define STEP_ARGUMENTS \
+  DEVICE_VALUE(lr_tensor), DEVICE_VALUE(grad_scale), DEVICE_VALUE(found_inf), ulong lr_bits, ulong step_flags
+// The step's start: nothing when found_inf is set; the learning rate and the gradient scale.
+#define STEP_BEGIN                                                                             \
+  SLOT_BEGIN                                                                                   \
+  if (STEP_HAS(STEP_FOUND_INF) && READ_DEVICE(found_inf) != 0) return;                         \
+  const ct lr = STEP_HAS(STEP_LR_TENSOR) ? READ_DEVICE(lr_tensor) : bits_to_ct(lr_bits);       \
+  const bool unscale = STEP_HAS(STEP_GRAD_SCALE), maximize = STEP_HAS(STEP_MAXIMIZE);          \
+  const ct grad_scale = unscale ? READ_DEVICE(grad_scale) : (ct)1;
+// The gradient of element i: unscaled (and stored back) and negated as the flags say.
+#define STEP_GRAD(grad)         \
+  ct grad = VALUE(1);           \
+  if (unscale) {                \
+    grad = grad / grad_scale;   \
+    SET(1, grad);               \
+  }                             \
+  if (maximize) grad = -grad;
 
 #ifdef ADAM_STEP
-// Adam / AdamW (ADAMW; AMSGRAD): lists param, grad, exp_avg, exp_avg_sq[, max_exp_avg_sq], updated
-// in place, then each parameter's step count (one element), from which the bias corrections come.
+// Adam / AdamW (the ADAMW flag; the AMSGRAD option, which adds a list): lists param, grad,
+// exp_avg, exp_avg_sq[, max_exp_avg_sq], updated in place, then each parameter's step count (one
+// element), from which the bias corrections come.
 #ifdef AMSGRAD
 #define STEP_LIST 5
 #else
@@ -234,23 +245,21 @@ __kernel void foreach_unscale(DEVICE_VALUE(inv_scale), __global char *found_inf_
 #endif
 __kernel void adam_apply(STEP_ARGUMENTS, ulong beta1_bits, ulong beta2_bits, ulong weight_decay_bits,
                          ulong eps_bits SLOT_PARAMETERS) {
-  SLOT_BEGIN
-  RETURN_IF_FOUND_INF
-  const ct lr = LEARNING_RATE, beta1 = bits_to_ct(beta1_bits), beta2 = bits_to_ct(beta2_bits);
+  STEP_BEGIN
+  const bool adamw = STEP_HAS(STEP_ADAMW);
+  const ct beta1 = bits_to_ct(beta1_bits), beta2 = bits_to_ct(beta2_bits);
   const ct weight_decay = bits_to_ct(weight_decay_bits), eps = bits_to_ct(eps_bits);
   const ct step = TO(CT, LOAD(JOIN_LISTS(T, STEP_LIST), JOIN_LISTS(p, STEP_LIST)));
   const ct step_size = lr / ((ct)1 - pow(beta1, step));
   const ct correction2 = sqrt((ct)1 - pow(beta2, step));
   for (ulong i = begin; i < end; ++i) {
-    ct param = VALUE(0), grad = VALUE(1), exp_avg = VALUE(2), exp_avg_sq = VALUE(3);
-    UNSCALED_GRAD(grad)
-    grad = DIRECTED(grad);
+    ct param = VALUE(0), exp_avg = VALUE(2), exp_avg_sq = VALUE(3);
+    STEP_GRAD(grad)
     // Selected, not added, when there is no decay: an infinite parameter must not turn into NaN.
-#ifdef ADAMW
-    param = weight_decay != 0 ? param - lr * weight_decay * param : param;
-#else
-    grad = weight_decay != 0 ? grad + weight_decay * param : grad;
-#endif
+    if (adamw)
+      param = weight_decay != 0 ? param - lr * weight_decay * param : param;
+    else
+      grad = weight_decay != 0 ? grad + weight_decay * param : grad;
     exp_avg = beta1 * exp_avg + ((ct)1 - beta1) * grad;
     exp_avg_sq = beta2 * exp_avg_sq + ((ct)1 - beta2) * grad * grad;
     SET(2, exp_avg);
@@ -267,30 +276,22 @@ __kernel void adam_apply(STEP_ARGUMENTS, ulong beta1_bits, ulong beta2_bits, ulo
 #endif
 
 #ifdef SGD_STEP
-// SGD (MOMENTUM, NESTEROV, FIRST_STEP): lists param, grad[, momentum_buffer], updated in place.
+// SGD (the MOMENTUM option, which adds a list; the NESTEROV and FIRST flags): lists param,
+// grad[, momentum_buffer], updated in place.
 __kernel void sgd_apply(STEP_ARGUMENTS, ulong weight_decay_bits, ulong momentum_bits,
                         ulong dampening_bits SLOT_PARAMETERS) {
-  SLOT_BEGIN
-  RETURN_IF_FOUND_INF
-  const ct lr = LEARNING_RATE, weight_decay = bits_to_ct(weight_decay_bits);
+  STEP_BEGIN
+  const bool nesterov = STEP_HAS(STEP_NESTEROV), first_step = STEP_HAS(STEP_FIRST);
+  const ct weight_decay = bits_to_ct(weight_decay_bits);
   const ct momentum = bits_to_ct(momentum_bits), dampening = bits_to_ct(dampening_bits);
   for (ulong i = begin; i < end; ++i) {
-    ct param = VALUE(0), grad = VALUE(1);
-    UNSCALED_GRAD(grad)
-    grad = DIRECTED(grad);
+    ct param = VALUE(0);
+    STEP_GRAD(grad)
     grad = weight_decay != 0 ? grad + weight_decay * param : grad;
 #ifdef MOMENTUM
-#ifdef FIRST_STEP
-    const ct buf = grad;
-#else
-    const ct buf = momentum * VALUE(2) + ((ct)1 - dampening) * grad;
-#endif
+    const ct buf = first_step ? grad : momentum * VALUE(2) + ((ct)1 - dampening) * grad;
     SET(2, buf);
-#ifdef NESTEROV
-    grad = grad + momentum * buf;
-#else
-    grad = buf;
-#endif
+    grad = nesterov ? grad + momentum * buf : buf;
 #endif
     SET(0, param - lr * grad);
   }
