@@ -183,8 +183,13 @@ def test_idle_poll_request_held_while_work_comes_and_dropped_after(run_py):
     code = """
         import os, time, torch
         def held():
-            fds = os.listdir("/proc/self/fd")
-            return any(os.path.realpath(f"/proc/self/fd/{fd}") == "/dev/cpu_dma_latency" for fd in fds)
+            # A descriptor listed may close before it is read (listdir's own, another thread's).
+            def target(fd):
+                try:
+                    return os.readlink(f"/proc/self/fd/{fd}")
+                except FileNotFoundError:
+                    return None
+            return any(target(fd) == "/dev/cpu_dma_latency" for fd in os.listdir("/proc/self/fd"))
         x = torch.ones(1000, device="ocl")
         before = held()
         (x + 1).sum().item()
