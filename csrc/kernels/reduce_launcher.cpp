@@ -131,8 +131,8 @@ void launch_reduce(at::TensorIteratorBase& iter, const ReduceSpec& spec, uint64_
     TORCH_INTERNAL_ASSERT(dispatched, kernel_name, " is not a REDUCTION of reduce.cl");
     d.dtype_codes = dtype_code(iter.dtype(0)) | dtype_code(iter.dtype(input)) << 4;
     // The lanes of the longer kernels' dense runs, so that a small row rounds as a long one.
-    std::string options = std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") + ct_token + kOpDispatchOption;
-    options += lane_bytes;
+    const std::string options =
+        std::string(" -DNARGS=1 -DT0=dyn0 -DT1=dyn1 -DCT=") + ct_token + kOpDispatchOption + lane_bytes;
     runtime::Kernel& kernel = get_kernel(device, "reduce.cl", options, dispatched->kernel);
     // A work-item per run of outputs (CPU devices) or per output (GPUs).
     const size_t local = dense_run ? 1 : std::min(kMinGroup, kernel.max_work_group_size);
